@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what uprof needs to build and test, from Debian's packages only.
+# Idempotent and quiet: when everything is present it prints nothing and runs no apt-get.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libelf-dev libdw-dev elfutils            # resolver and DWARF; eu-readelf for cross-checks in tests
+  libboost-program-options-dev             # command line
+  libgtest-dev libbenchmark-dev            # tests and benchmarks
+  binutils                                 # nm/readelf/objcopy: independent checks, stripped fixtures
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { std::puts("uprof " UPROF_VERSION); return 0; }

@@ -1,0 +1,76 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+namespace uprof::test {
+
+std::string fixture(const std::string& arch, const std::string& name) {
+  return std::string(UPROF_FIXTURES) + "/" + arch + "/" + name;
+}
+
+std::string uprof_binary() { return UPROF_BINARY; }
+
+namespace {
+std::string slurp(int fd) {
+  std::string s;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    s.append(buf, static_cast<size_t>(n));
+  }
+  return s;
+}
+}  // namespace
+
+CommandResult run(const std::vector<std::string>& argv) {
+  TempDir tmp;
+  std::string out_path = tmp.file("out"), err_path = tmp.file("err");
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1);
+    dup2(e, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int o = open(out_path.c_str(), O_RDONLY);
+  r.out = slurp(o);
+  close(o);
+  int e = open(err_path.c_str(), O_RDONLY);
+  r.err = slurp(e);
+  close(e);
+  return r;
+}
+
+CommandResult run_shell(const std::string& cmdline) { return run({"/bin/sh", "-c", cmdline}); }
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "uprof-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace uprof::test
