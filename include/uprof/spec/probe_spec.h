@@ -1,0 +1,52 @@
+// What the user asks to probe, parsed from one -e argument. Grammar:
+//
+//   SPEC     := LOCATION [VALUE ...]             values are separated by spaces
+//   LOCATION := [OBJECT ':'] WHAT ['%return']
+//   OBJECT   := a path (has '/') | a file in the current directory | a library short
+//               name ("libc", "libfx.so.1"), looked up as the loader would
+//   WHAT     := FUNC ['@' ['@'] VERSION] ['+' OFFSET]     add, memcpy@@GLIBC_2.14, add+0x8
+//             | OFFSET                                     0x1139: a raw file offset
+//   FUNC     := a symbol name, a C++ name ("ns::Klass::method", "ns::f(int)"), or a glob ("sql*")
+//
+// The OBJECT separator is the first ':' that is not half of a C++ "::".
+// Examples: "add", "./mytest:add%return", "libc:malloc", "mytest:0x1139", "add+0x10",
+//           "'ns::Klass::method(int)'", "add %di %si".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct FunctionRef {
+  std::string name;                  // symbol, C++ name, or glob pattern
+  std::optional<std::string> version;
+  bool default_version_only = false; // "@@VER" rather than "@VER"
+  std::optional<uint64_t> offset;    // "+OFF" into the function
+  bool is_glob = false;
+};
+
+struct RawOffset {
+  uint64_t offset = 0;               // a file offset, as tracefs takes it
+};
+
+struct ProbeSpec {
+  std::string text;                  // as the user wrote it, for messages
+  std::string object;                // "" means the target program
+  std::variant<FunctionRef, RawOffset> what;
+  bool is_return = false;
+  std::vector<std::string> values;   // raw value tokens ("%di", "$retval"), parsed by record
+};
+
+Result<ProbeSpec> parse_probe_spec(std::string_view text);
+
+// Parses "0x1f", "31", "0X1F"; nullopt on anything else or on overflow.
+std::optional<uint64_t> parse_number(std::string_view s);
+
+}  // namespace uprof

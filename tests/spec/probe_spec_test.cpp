@@ -1,0 +1,133 @@
+#include "uprof/spec/probe_spec.h"
+
+#include <gtest/gtest.h>
+
+namespace uprof {
+namespace {
+
+const FunctionRef& fn(const ProbeSpec& s) { return std::get<FunctionRef>(s.what); }
+
+TEST(ProbeSpec, PlainFunction) {
+  auto s = parse_probe_spec("add");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->object, "");
+  EXPECT_EQ(fn(*s).name, "add");
+  EXPECT_FALSE(fn(*s).offset);
+  EXPECT_FALSE(s->is_return);
+  EXPECT_FALSE(fn(*s).is_glob);
+}
+
+TEST(ProbeSpec, ObjectAndReturn) {
+  auto s = parse_probe_spec("./mytest:add%return");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->object, "./mytest");
+  EXPECT_EQ(fn(*s).name, "add");
+  EXPECT_TRUE(s->is_return);
+}
+
+TEST(ProbeSpec, LibraryShortName) {
+  auto s = parse_probe_spec("libc:malloc");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->object, "libc");
+  EXPECT_EQ(fn(*s).name, "malloc");
+}
+
+TEST(ProbeSpec, FunctionPlusOffset) {
+  auto s = parse_probe_spec("loop_sum+0x1c");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(fn(*s).name, "loop_sum");
+  EXPECT_EQ(fn(*s).offset, 0x1cu);
+  auto d = parse_probe_spec("loop_sum+12");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(fn(*d).offset, 12u);
+}
+
+TEST(ProbeSpec, RawOffset) {
+  auto s = parse_probe_spec("./mytest:0x1139");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->object, "./mytest");
+  EXPECT_EQ(std::get<RawOffset>(s->what).offset, 0x1139u);
+}
+
+TEST(ProbeSpec, VersionedName) {
+  auto s = parse_probe_spec("libc:memcpy@@GLIBC_2.14");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(fn(*s).name, "memcpy");
+  EXPECT_EQ(fn(*s).version, "GLIBC_2.14");
+  EXPECT_TRUE(fn(*s).default_version_only);
+  auto h = parse_probe_spec("memcpy@GLIBC_2.2.5");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(fn(*h).version, "GLIBC_2.2.5");
+  EXPECT_FALSE(fn(*h).default_version_only);
+}
+
+TEST(ProbeSpec, CxxNamesKeepTheirColons) {
+  auto s = parse_probe_spec("ns::Klass::method");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->object, "");
+  EXPECT_EQ(fn(*s).name, "ns::Klass::method");
+  auto t = parse_probe_spec("./cpp_O2:ns::Klass::method(int)");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->object, "./cpp_O2");
+  EXPECT_EQ(fn(*t).name, "ns::Klass::method(int)");
+  auto u = parse_probe_spec("ns::Klass::method(int, double)%return");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(fn(*u).name, "ns::Klass::method(int, double)");
+  EXPECT_TRUE(u->is_return);
+  auto op = parse_probe_spec("ns::V::operator+");
+  ASSERT_TRUE(op);
+  EXPECT_EQ(fn(*op).name, "ns::V::operator+");
+  EXPECT_FALSE(fn(*op).offset);
+}
+
+TEST(ProbeSpec, Glob) {
+  auto s = parse_probe_spec("sql*");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(fn(*s).is_glob);
+  EXPECT_TRUE(fn(*parse_probe_spec("add?")).is_glob);
+}
+
+TEST(ProbeSpec, Values) {
+  auto s = parse_probe_spec("add %di   %si");
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->values.size(), 2u);
+  EXPECT_EQ(s->values[0], "%di");
+  EXPECT_EQ(s->values[1], "%si");
+  auto r = parse_probe_spec("add%return $retval");
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->is_return);
+  EXPECT_EQ(r->values.at(0), "$retval");
+}
+
+TEST(ProbeSpec, ErrorsPointAtTheCharacter) {
+  auto bad_off = parse_probe_spec("add+0xZZ");
+  ASSERT_FALSE(bad_off);
+  EXPECT_EQ(bad_off.error().message, "spec: 'add+0xZZ': bad offset '0xZZ' (at column 5)");
+  auto bad_raw = parse_probe_spec("bin:0x12g");
+  ASSERT_FALSE(bad_raw);
+  EXPECT_EQ(bad_raw.error().message, "spec: 'bin:0x12g': bad offset '0x12g' (at column 5)");
+  auto suffix = parse_probe_spec("add%ret");
+  ASSERT_FALSE(suffix);
+  EXPECT_EQ(suffix.error().message, "spec: 'add%ret': unknown suffix '%ret' (only %return is known) (at column 4)");
+  EXPECT_EQ(parse_probe_spec("  ").error().message, "spec: empty probe spec");
+  EXPECT_EQ(parse_probe_spec(":add").error().message, "spec: ':add': empty object name before ':' (at column 1)");
+  EXPECT_EQ(parse_probe_spec("bin:").error().message, "spec: 'bin:': no function or offset to probe (at column 5)");
+  EXPECT_EQ(parse_probe_spec("bin:0x10%return").error().message,
+            "spec: 'bin:0x10%return': a return probe needs a function, not a raw offset (at column 5)");
+  EXPECT_EQ(parse_probe_spec("add+4%return").error().message,
+            "spec: 'add+4%return': a return probe goes on the function entry, not +OFF (at column 4)");
+  EXPECT_FALSE(parse_probe_spec("memcpy@"));
+}
+
+TEST(ProbeSpec, NumberParsing) {
+  EXPECT_EQ(parse_number("0x10"), 16u);
+  EXPECT_EQ(parse_number("0XfF"), 255u);
+  EXPECT_EQ(parse_number("42"), 42u);
+  EXPECT_FALSE(parse_number("0x"));
+  EXPECT_FALSE(parse_number("12a"));
+  EXPECT_FALSE(parse_number("0x1ffffffffffffffff"));
+  EXPECT_EQ(parse_number("0xffffffffffffffff"), UINT64_MAX);
+}
+
+}  // namespace
+}  // namespace uprof
