@@ -1,0 +1,32 @@
+// A probe point resolved down to what the kernel needs (a path and a file offset),
+// with what a person needs to recognise it (function, offset in it, build-id).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "uprof/arch/arch.h"
+
+namespace uprof {
+
+struct ResolvedProbe {
+  std::string spec;               // the -e text it came from
+  std::string path;               // absolute path of the file to probe
+  std::string build_id;           // lowercase hex, "" when the file has none
+  Arch arch = Arch::X86_64;
+  std::string function;           // display name (demangled); "" for a raw offset outside any function
+  std::string symbol;             // the ELF symbol name
+  uint64_t function_addr = 0;     // link-time address of the function
+  uint64_t function_size = 0;
+  uint64_t offset_in_function = 0;
+  uint64_t vaddr = 0;             // link-time address of the probed instruction
+  uint64_t file_offset = 0;       // what perf_event_attr.config2 takes
+  bool is_return = false;
+  std::vector<std::string> values;  // raw value tokens from the spec
+
+  // "add", "loop_sum+0x1c", "add%return", "0x1139".
+  std::string label() const;
+};
+
+}  // namespace uprof

@@ -1,0 +1,274 @@
+// The resolver on real files built by the test build, for both architectures.
+// Every offset is checked by an independent route: the bytes the resolver's file
+// offset points at must equal the function's bytes read through the section
+// headers (libelf section data), and its address must equal what nm prints.
+#include "uprof/resolve/resolver.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <gtest/gtest.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_support.h"
+
+namespace uprof {
+namespace {
+
+using test::fixture;
+
+// The function's bytes as the section headers see them: .text's data at vaddr - sh_addr.
+std::vector<uint8_t> bytes_via_sections(const std::string& path, uint64_t vaddr, std::size_t n) {
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY);
+  Elf* e = elf_begin(fd, ELF_C_READ, nullptr);
+  std::vector<uint8_t> out;
+  for (Elf_Scn* s = elf_nextscn(e, nullptr); s; s = elf_nextscn(e, s)) {
+    GElf_Shdr sh;
+    gelf_getshdr(s, &sh);
+    if (sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr || vaddr + n > sh.sh_addr + sh.sh_size) continue;
+    Elf_Data* d = elf_getdata(s, nullptr);
+    auto* p = static_cast<const uint8_t*>(d->d_buf) + (vaddr - sh.sh_addr);
+    out.assign(p, p + n);
+  }
+  elf_end(e);
+  close(fd);
+  return out;
+}
+
+// nm's address of `sym`, or 0.
+uint64_t nm_address(const std::string& path, const std::string& sym) {
+  auto r = test::run_shell("nm " + path);
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string addr, type, name;
+    if (ls >> addr >> type >> name && name == sym) return std::stoull(addr, nullptr, 16);
+  }
+  return 0;
+}
+
+ResolvedProbe resolve_one(Resolver& r, const std::string& spec, const std::string& target) {
+  auto s = parse_probe_spec(spec);
+  EXPECT_TRUE(s) << s.error().message;
+  auto p = r.resolve(*s, target);
+  EXPECT_TRUE(p) << p.error().message;
+  if (!p || p->size() != 1) {
+    ADD_FAILURE() << spec << " did not resolve to exactly one probe";
+    return {};
+  }
+  return p->front();
+}
+
+std::string resolve_error(Resolver& r, const std::string& spec, const std::string& target) {
+  auto s = parse_probe_spec(spec);
+  if (!s) return s.error().message;
+  auto p = r.resolve(*s, target);
+  if (p) return "(resolved to " + std::to_string(p->size()) + " probes)";
+  return p.error().message;
+}
+
+struct FixtureCase {
+  std::string arch;
+  std::string name;
+};
+
+class ResolverOnFixture : public ::testing::TestWithParam<FixtureCase> {};
+
+TEST_P(ResolverOnFixture, OffsetsMatchSectionBytesAndNm) {
+  const auto& c = GetParam();
+  std::string path = fixture(c.arch, c.name);
+  Resolver r;
+  for (std::string fn : {"add", "mul3", "weak_fn", "sql_open", "loop_sum", "main"}) {
+    auto p = resolve_one(r, fn, path);
+    EXPECT_EQ(p.arch, c.arch == "arm64" ? Arch::Arm64 : Arch::X86_64);
+    EXPECT_EQ(p.vaddr, nm_address(path, fn)) << fn;
+    ASSERT_GT(p.function_size, 0u) << fn;
+    auto img = r.image(path);
+    ASSERT_TRUE(img);
+    auto via_offset = (*img)->elf.read_bytes(p.file_offset, p.function_size);
+    ASSERT_TRUE(via_offset);
+    EXPECT_EQ(*via_offset, bytes_via_sections(path, p.vaddr, p.function_size)) << fn << " in " << path;
+    EXPECT_EQ(p.path, std::filesystem::canonical(path).string());
+    EXPECT_FALSE(p.build_id.empty());
+  }
+  // An alias is the same function.
+  EXPECT_EQ(resolve_one(r, "add_alias", path).file_offset, resolve_one(r, "add", path).file_offset);
+  // An instruction inside a function: +OFF from the same base.
+  auto inside = resolve_one(r, "loop_sum+0x8", path);
+  EXPECT_EQ(inside.file_offset, resolve_one(r, "loop_sum", path).file_offset + 8);
+  EXPECT_EQ(inside.offset_in_function, 8u);
+  EXPECT_EQ(inside.label(), "loop_sum+0x8");
+  // A raw offset lands on the function it is in.
+  auto raw = resolve_one(r, "0x" + [&] { std::ostringstream o; o << std::hex << inside.file_offset; return o.str(); }(), path);
+  EXPECT_EQ(raw.function, "loop_sum");
+  EXPECT_EQ(raw.offset_in_function, 8u);
+}
+
+TEST_P(ResolverOnFixture, GlobsAmbiguityAndErrors) {
+  const auto& c = GetParam();
+  std::string path = fixture(c.arch, c.name);
+  Resolver r;
+  auto s = parse_probe_spec("sql*");
+  auto globbed = r.resolve(*s, path);
+  ASSERT_TRUE(globbed) << globbed.error().message;
+  std::set<std::string> names;
+  for (auto& p : *globbed) names.insert(p.function);
+  EXPECT_EQ(names, (std::set<std::string>{"sql_open", "sql_exec", "sql_close"}));
+
+  auto amb = resolve_error(r, "helper", path);
+  EXPECT_NE(amb.find("spec: 'helper' is ambiguous in " + path + ": helper at 0x"), std::string::npos) << amb;
+  EXPECT_NE(amb.find("(local, file offset 0x"), std::string::npos) << amb;
+
+  EXPECT_EQ(resolve_error(r, "ad", path), "elf: " + path + ": no symbol 'ad' (did you mean 'add'?)");
+  EXPECT_EQ(resolve_error(r, "sqx*", path), "elf: " + path + ": no function matches 'sqx*'");
+  auto outside = resolve_error(r, "add+0x4000", path);
+  EXPECT_NE(outside.find("spec: 'add+0x4000': offset 0x4000 is outside add (size 0x"), std::string::npos) << outside;
+  auto beyond = resolve_error(r, "0x7fffffff", path);
+  EXPECT_NE(beyond.find("spec: '0x7fffffff': offset 0x7fffffff is beyond the end of " + path), std::string::npos);
+  if (c.arch == "arm64") {
+    EXPECT_NE(resolve_error(r, "loop_sum+0x2", path).find("is not 4-byte aligned, as every arm64 instruction is"),
+              std::string::npos);
+  }
+}
+
+std::vector<FixtureCase> fixture_cases() {
+  std::vector<FixtureCase> v;
+  for (std::string a : {"x86_64", "arm64"})
+    for (std::string n : {"funcs_O0_pie", "funcs_O2_pie", "funcs_O0_nopie", "funcs_O2_nopie", "funcs_static",
+                          "funcs_ttext"})
+      v.push_back({a, n});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLayouts, ResolverOnFixture, ::testing::ValuesIn(fixture_cases()),
+                         [](auto& p) { return p.param.arch + "_" + p.param.name; });
+
+class ResolverBothArches : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ResolverBothArches, CxxNames) {
+  std::string path = fixture(GetParam(), "cpp_O2");
+  Resolver r;
+  auto amb = resolve_error(r, "ns::Klass::method", path);
+  EXPECT_NE(amb.find("is ambiguous"), std::string::npos) << amb;
+  EXPECT_NE(amb.find("ns::Klass::method(int)"), std::string::npos) << amb;
+  EXPECT_NE(amb.find("ns::Klass::method(double)"), std::string::npos) << amb;
+  auto by_int = resolve_one(r, "ns::Klass::method(int)", path);
+  EXPECT_EQ(by_int.function, "ns::Klass::method(int)");
+  EXPECT_EQ(by_int.symbol, "_ZN2ns5Klass6methodEi");
+  EXPECT_EQ(by_int.vaddr, nm_address(path, "_ZN2ns5Klass6methodEi"));
+  EXPECT_EQ(resolve_one(r, "ns::Klass::method( double )", path).symbol, "_ZN2ns5Klass6methodEd");
+  EXPECT_EQ(resolve_one(r, "_ZN2ns5Klass7smethodEi", path).function, "ns::Klass::smethod(int)");
+  EXPECT_EQ(resolve_one(r, "ns::Klass::smethod", path).symbol, "_ZN2ns5Klass7smethodEi");
+  EXPECT_EQ(resolve_one(r, "ns::twice<int>", path).symbol, "_ZN2ns5twiceIiEET_S1_");
+  auto s = parse_probe_spec("ns::Klass::*");
+  auto all = r.resolve(*s, path);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 3u);
+}
+
+TEST_P(ResolverBothArches, LibraryByShortName) {
+  std::string prog = fixture(GetParam(), "uselib");
+  Resolver r;
+  auto p = resolve_one(r, "libfx:fx_lib_add", prog);
+  EXPECT_EQ(p.path, std::filesystem::canonical(fixture(GetParam(), "libfx.so.1")).string());
+  EXPECT_EQ(p.vaddr, nm_address(fixture(GetParam(), "libfx.so.1"), "fx_lib_add"));
+  EXPECT_EQ(resolve_one(r, "libfx.so.1:fx_lib_twice", prog).function, "fx_lib_twice");
+  EXPECT_EQ(resolve_one(r, fixture(GetParam(), "libfx.so.1") + ":fx_lib_add", "").file_offset, p.file_offset);
+}
+
+TEST_P(ResolverBothArches, StrippedBinaryUsesItsDebugFile) {
+  std::string stripped = fixture(GetParam(), "funcs_stripped");
+  std::string full = fixture(GetParam(), "funcs_O2_pie");
+  Resolver r;
+  auto viaLink = resolve_one(r, "helper2_call", stripped);
+  EXPECT_EQ(viaLink.file_offset, resolve_one(r, "helper2_call", full).file_offset);
+  EXPECT_EQ(viaLink.build_id, resolve_one(r, "add", full).build_id);
+  auto img = r.image(stripped);
+  ASSERT_TRUE(img);
+  EXPECT_TRUE((*img)->stripped());
+  ASSERT_TRUE((*img)->debug_lookup.path);
+  EXPECT_EQ(*(*img)->debug_lookup.path, std::filesystem::absolute(stripped).parent_path().string() +
+                                            "/funcs_stripped.debug");
+
+  // No debuglink: found only by build-id under a debug directory.
+  std::string nolink = fixture(GetParam(), "funcs_nolink");
+  Resolver none(ResolveOptions{.debug = {.debug_dirs = {"/nonexistent-debug"}}, .libraries = {}});
+  auto e = resolve_error(none, "helper2_call", nolink);
+  std::string id = viaLink.build_id;
+  EXPECT_EQ(e, "elf: " + nolink + ": no symbol 'helper2_call': the file is stripped and no debug file was found "
+               "(looked in /nonexistent-debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug)");
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/.build-id/" + id.substr(0, 2));
+  std::filesystem::copy_file(fixture(GetParam(), "funcs_stripped.debug"),
+                             dir.path() + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+  Resolver byid(ResolveOptions{.debug = {.debug_dirs = {dir.path()}}, .libraries = {}});
+  EXPECT_EQ(resolve_one(byid, "helper2_call", nolink).file_offset, viaLink.file_offset);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothArches, ResolverBothArches, ::testing::Values("x86_64", "arm64"),
+                         [](auto& p) { return p.param; });
+
+TEST(Resolver, SystemLibcVersionsAndIfunc) {
+  std::string prog = fixture("x86_64", "uselib");
+  Resolver r;
+  auto malloc_p = resolve_one(r, "libc:malloc", prog);
+  EXPECT_EQ(malloc_p.function, "malloc");
+  EXPECT_NE(malloc_p.path.find("libc.so.6"), std::string::npos);
+  // memcpy@@GLIBC_2.14 is an IFUNC; the old memcpy@GLIBC_2.2.5 is a plain function.
+  auto ifunc = resolve_error(r, "libc:memcpy", prog);
+  EXPECT_NE(ifunc.find("'memcpy' is an IFUNC"), std::string::npos) << ifunc;
+  auto old = resolve_one(r, "libc:memcpy@GLIBC_2.2.5", prog);
+  EXPECT_EQ(old.function, "memcpy");
+  // realpath has two versions at two addresses; the default one wins without a version.
+  auto rp = resolve_one(r, "libc:realpath", prog);
+  auto rp_new = resolve_one(r, "libc:realpath@@GLIBC_2.3", prog);
+  auto rp_old = resolve_one(r, "libc:realpath@GLIBC_2.2.5", prog);
+  EXPECT_EQ(rp.file_offset, rp_new.file_offset);
+  EXPECT_NE(rp.file_offset, rp_old.file_offset);
+}
+
+// Hand-made ELF headers for files uprof must refuse.
+std::string write_header(const std::string& path, unsigned char cls, uint16_t machine) {
+  std::vector<unsigned char> h(64, 0);
+  h[0] = 0x7f; h[1] = 'E'; h[2] = 'L'; h[3] = 'F';
+  h[4] = cls; h[5] = 1; h[6] = 1;
+  h[16] = 2;                                           // ET_EXEC
+  h[18] = static_cast<unsigned char>(machine & 0xff);
+  h[19] = static_cast<unsigned char>(machine >> 8);
+  h[20] = 1;                                           // e_version
+  if (cls == 1) { h[40] = 52; h[46] = 40; } else { h[52] = 64; h[58] = 64; }  // ehsize, shentsize
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<char*>(h.data()), static_cast<long>(h.size()));
+  return path;
+}
+
+TEST(Resolver, FileErrors) {
+  test::TempDir dir;
+  Resolver r;
+  EXPECT_EQ(resolve_error(r, "add", dir.file("missing")), "elf: " + dir.file("missing") + ": No such file or directory");
+  EXPECT_EQ(resolve_error(r, "add", dir.path()), "elf: " + dir.path() + ": is a directory");
+  std::ofstream(dir.file("text")) << "hello\n";
+  EXPECT_EQ(resolve_error(r, "add", dir.file("text")), "elf: " + dir.file("text") + ": not an ELF file");
+  auto f32 = write_header(dir.file("elf32"), 1, 3);
+  EXPECT_EQ(resolve_error(r, "add", f32),
+            "elf: " + f32 + ": 32-bit ELF files are not supported (uprof probes 64-bit x86_64 and arm64)");
+  auto rv = write_header(dir.file("riscv"), 2, 243);
+  EXPECT_EQ(resolve_error(r, "add", rv),
+            "elf: " + rv + ": architecture riscv is not supported (uprof knows x86_64 and arm64)");
+  EXPECT_EQ(resolve_error(r, "add", ""), "spec: no program to resolve the function in: name it as BIN:FUNC");
+}
+
+TEST(Resolver, NonExecutableOffsetRefused) {
+  // On x86-64 the ELF header at offset 0x40 sits in the read-only first segment.
+  std::string path = fixture("x86_64", "funcs_O2_pie");
+  Resolver r;
+  EXPECT_EQ(resolve_error(r, "0x40", path), "spec: '0x40': offset 0x40 of " + path + " is not in an executable segment");
+}
+
+}  // namespace
+}  // namespace uprof
