@@ -61,7 +61,8 @@ Error ifunc_error(const Image& img, const Function& f) {
         "probe there would not see the calls; probe an implementation instead";
   std::vector<std::string> impls;
   for (const auto& g : img.functions.functions())
-    if (&g != &f && !g.is_ifunc && g.name().find(f.name()) != std::string::npos && impls.size() < 8)
+    if (&g != &f && !g.is_ifunc && g.name() != f.name() && g.name().find(f.name()) != std::string::npos &&
+        impls.size() < 8)
       impls.push_back(g.name());
   if (!impls.empty()) os << " (" << join(impls, ", ") << ")";
   else os << " (none is in the symbol table: install the library's debug symbols)";

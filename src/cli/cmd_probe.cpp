@@ -1,0 +1,73 @@
+// uprof probe: resolve specs without probing, or list a binary's functions.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "command.h"
+#include "uprof/present/probe_listing.h"
+#include "uprof/resolve/resolver.h"
+
+namespace po = boost::program_options;
+
+namespace uprof::cli {
+
+int cmd_probe(int argc, char** argv) {
+  po::options_description opts(
+      "usage: uprof probe [--list] BIN [SPEC... | PATTERN]\n\n"
+      "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
+      "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n\n"
+      "SPEC: FUNC | FUNC+0xOFF | BIN:FUNC | LIB:FUNC | BIN:0xOFF | 'glob*' | 'ns::Klass::method(int)'\n\n"
+      "options");
+  opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
+      "debug-dir", po::value<std::vector<std::string>>()->composing(),
+      "where to look for separate debug files (default /usr/lib/debug); repeatable");
+  po::options_description hidden;
+  hidden.add_options()("binary", po::value<std::string>())("args", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("binary", 1).add("args", -1);
+  po::options_description all;
+  all.add(opts).add(hidden);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error("probe", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  if (!vm.count("binary")) return usage_error("probe", "no binary given");
+  std::string bin = vm["binary"].as<std::string>();
+  auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+
+  ResolveOptions ropts;
+  if (vm.count("debug-dir")) ropts.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
+  Resolver resolver(ropts);
+
+  if (vm.count("list")) {
+    if (args.size() > 1) return usage_error("probe", "--list takes one pattern");
+    auto img = resolver.image(bin);
+    if (!img) return fail(img.error().message);
+    std::string pattern = args.empty() ? "" : args[0];
+    auto [text, n] = render_function_list(**img, pattern, nullptr);
+    if (n == 0) return fail("elf: " + bin + ": no function matches '" + pattern + "'");
+    std::cout << text;
+    return 0;
+  }
+
+  if (args.empty()) return usage_error("probe", "no probe spec given (or use --list)");
+  std::vector<ResolvedProbe> all_probes;
+  for (const auto& a : args) {
+    auto spec = parse_probe_spec(a);
+    if (!spec) return fail(spec.error().message);
+    auto probes = resolver.resolve(*spec, bin);
+    if (!probes) return fail(probes.error().message);
+    all_probes.insert(all_probes.end(), probes->begin(), probes->end());
+  }
+  std::cout << render_resolved(all_probes);
+  return 0;
+}
+
+}  // namespace uprof::cli

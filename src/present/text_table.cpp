@@ -1,0 +1,40 @@
+#include "uprof/present/text_table.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace uprof {
+
+std::string hex(unsigned long long v) {
+  std::ostringstream os;
+  os << "0x" << std::hex << v;
+  return os.str();
+}
+
+std::string TextTable::render() const {
+  std::vector<std::size_t> width(columns_.size(), 0);
+  for (std::size_t c = 0; c < columns_.size(); c++) width[c] = columns_[c].header.size();
+  for (const auto& r : rows_)
+    for (std::size_t c = 0; c < columns_.size() && c < r.size(); c++) width[c] = std::max(width[c], r[c].size());
+
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (std::size_t c = 0; c < columns_.size(); c++) {
+      const std::string& s = c < cells.size() ? cells[c] : std::string();
+      if (c) line += "  ";
+      std::size_t pad = width[c] - std::min(width[c], s.size());
+      if (columns_[c].align == Align::Right) line += std::string(pad, ' ') + s;
+      else line += s + std::string(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  };
+  std::vector<std::string> headers;
+  for (const auto& col : columns_) headers.push_back(col.header);
+  emit(headers);
+  for (const auto& r : rows_) emit(r);
+  return out;
+}
+
+}  // namespace uprof
