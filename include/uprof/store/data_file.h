@@ -1,0 +1,135 @@
+// The uprof data file (uprof.data). Little-endian; integers in payloads are LEB128
+// varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
+//
+//   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=0  u8 arch (1 x86_64, 2 arm64)
+//               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
+//   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
+//
+//   kind 1 META     v count, then count x (string key, string value):
+//                   argv (repeated, in order), kernel, hostname, uprof_version,
+//                   start_realtime_ns, start_monotonic_ns, probe_cost_ns; unknown keys are skipped
+//   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return),
+//                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
+//                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
+//                   v reg, z stack_offset, u8 size, u8 is_signed)
+//   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
+//                   a z time delta from the previous event (the first: from base_time):
+//                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value
+//                     2 lost    z dt, v probe + 1 (0: unknown), v lost
+//                     3 comm    z dt, v pid, v tid, string comm
+//                     4 exit    z dt, v pid, v tid
+//                     5 fork    z dt, v pid, v tid, v ppid, v ptid
+//                   a block holds at most 16 MiB; the writer cuts blocks at 64 KiB
+//   kind 4 TRAILER  v end_monotonic_ns, v events, v lost, z exit_status, v nprobes,
+//                   nprobes x (v recorded, v kernel)
+//
+// Written as a stream: a file cut short (uprof killed, disk full) is readable up to
+// its last whole section, and the missing TRAILER tells the reader it was cut.
+// A section whose CRC does not match is skipped and reported with its byte offset.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "uprof/store/recording.h"
+#include "uprof/util/byte_reader.h"
+#include "uprof/util/result.h"
+#include "uprof/util/unique_fd.h"
+
+namespace uprof {
+
+inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
+inline constexpr uint16_t kDataMajor = 1;
+inline constexpr uint16_t kDataMinor = 0;
+inline constexpr std::size_t kHeaderSize = 16;
+inline constexpr std::size_t kSectionHeaderSize = 16;
+inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
+
+enum class SectionKind : uint32_t { Meta = 1, Probes = 2, Events = 3, Trailer = 4 };
+
+// Pure encoders and decoders of section payloads (tested on their own).
+std::string encode_meta(const RecordingMeta& m);
+Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch);
+std::string encode_probes(const std::vector<ProbeInfo>& probes);
+Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r);
+std::string encode_trailer(const Trailer& t);
+Result<Trailer> decode_trailer(ByteReader& r);
+
+class DataFileWriter {
+ public:
+  static Result<DataFileWriter> create(const std::string& path, const RecordingMeta& meta,
+                                       const std::vector<ProbeInfo>& probes);
+  DataFileWriter(DataFileWriter&&) = default;
+  DataFileWriter& operator=(DataFileWriter&&) = default;
+  ~DataFileWriter();
+
+  // Events go into the current block; a full block is written out.
+  Status add(const Event& e);
+  // Writes the current block now (the record loop calls this after each drain).
+  Status flush();
+  // Flushes, then writes the trailer. The file is complete after this.
+  Status finish(const Trailer& t);
+
+  uint64_t bytes_written() const { return bytes_; }
+  uint64_t events_written() const { return events_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  DataFileWriter() = default;
+  Status write_section(SectionKind kind, const std::string& payload);
+
+  std::string path_;
+  UniqueFd fd_;
+  std::vector<uint8_t> nvalues_;  // per probe
+  std::string block_;             // encoded events of the current block
+  uint64_t block_count_ = 0;
+  uint64_t block_base_ = 0;
+  uint64_t last_time_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t events_ = 0;
+  bool failed_ = false;
+};
+
+class DataFileReader {
+ public:
+  // Reads the header, META and PROBES; errors name the file and the byte offset.
+  static Result<DataFileReader> open(const std::string& path);
+
+  Arch arch() const { return meta_.arch; }
+  const RecordingMeta& meta() const { return meta_; }
+  const std::vector<ProbeInfo>& probes() const { return probes_; }
+
+  // The next event in file order; false at the end or at damage that stops reading.
+  bool next(Event& e);
+  // After next() returned false: the trailer if the file was complete.
+  const std::optional<Trailer>& trailer() const { return trailer_; }
+  // What was wrong, if anything: "cut short at byte 1234 (no trailer)", a CRC
+  // mismatch that was skipped, ... One line each.
+  const std::vector<std::string>& problems() const { return problems_; }
+  uint64_t file_size() const { return file_size_; }
+
+ private:
+  DataFileReader() = default;
+  bool load_next_block();
+  bool decode_event(Event& e);
+
+  std::string path_;
+  UniqueFd fd_;
+  uint64_t file_size_ = 0;
+  uint64_t pos_ = 0;                // file offset of the next section
+  RecordingMeta meta_;
+  std::vector<ProbeInfo> probes_;
+  std::optional<Trailer> trailer_;
+  std::vector<std::string> problems_;
+  std::vector<std::byte> block_;
+  ByteReader cur_;
+  uint64_t block_offset_ = 0;       // file offset of the current block's payload
+  uint64_t block_left_ = 0;         // events left in the current block
+  uint64_t time_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace uprof

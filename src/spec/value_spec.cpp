@@ -1,0 +1,77 @@
+#include "uprof/spec/value_spec.h"
+
+#include <string>
+
+#include "uprof/spec/probe_spec.h"
+
+namespace uprof {
+namespace {
+
+ValueSpec reg_value(std::string name, const RegInfo& r, ValueSource src = ValueSource::Register) {
+  return {.name = std::move(name), .source = src, .reg = r.perf_index, .stack_offset = 0, .size = 8,
+          .is_signed = true};
+}
+
+ValueSpec stack_value(std::string name, const ArchInfo& arch, int32_t offset) {
+  return {.name = std::move(name), .source = ValueSource::Stack, .reg = arch.sp_reg, .stack_offset = offset,
+          .size = 8, .is_signed = true};
+}
+
+}  // namespace
+
+Result<std::optional<ParsedValue>> parse_value_token(std::string_view token, const ArchInfo& arch) {
+  std::string label;
+  std::string_view body = token;
+  if (auto eq = token.find('='); eq != std::string_view::npos) {
+    label = std::string(token.substr(0, eq));
+    body = token.substr(eq + 1);
+    if (label.empty() || body.empty()) return err("spec: value '", token, "': expected NAME=VALUE");
+  }
+  auto name = [&] { return label.empty() ? std::string(body) : label; };
+
+  if (body == "$comm") return std::optional<ParsedValue>{};
+  if (body == "$retval")
+    return std::optional<ParsedValue>{{reg_value(name(), *find_reg_by_perf_index(arch, arch.return_reg),
+                                                 ValueSource::ReturnValue), true}};
+  if (body.size() > 1 && body[0] == '%') {
+    const RegInfo* r = find_reg_by_name(arch, body.substr(1));
+    if (!r) return err("spec: value '", token, "': no register '", body.substr(1), "' on ", arch.name);
+    return std::optional<ParsedValue>{{reg_value(name(), *r), false}};
+  }
+  if (body.substr(0, 6) == "$stack") {
+    auto n = parse_number(body.substr(6));
+    if (!n || *n > 4095) return err("spec: value '", token, "': expected $stackN with N from 0 to 4095");
+    return std::optional<ParsedValue>{{stack_value(name(), arch, static_cast<int32_t>(*n * 8)), false}};
+  }
+  if (body.substr(0, 4) == "$arg") {
+    auto n = parse_number(body.substr(4));
+    if (!n || *n < 1 || *n > 64) return err("spec: value '", token, "': expected $argN with N from 1 to 64");
+    std::size_t i = static_cast<std::size_t>(*n - 1);
+    if (i < arch.int_arg_regs.size())
+      return std::optional<ParsedValue>{{reg_value(name(), *find_reg_by_perf_index(arch, arch.int_arg_regs[i])), false}};
+    // Past the argument registers, arguments are 8-byte stack slots above the
+    // entry stack pointer (after the return address on x86-64).
+    auto off = arch.stack_args_offset + 8 * (i - arch.int_arg_regs.size());
+    return std::optional<ParsedValue>{{stack_value(name(), arch, static_cast<int32_t>(off)), false}};
+  }
+  return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+}
+
+SampleNeeds sample_needs(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
+  SampleNeeds n;
+  for (const auto& v : values) {
+    if (v.source == ValueSource::Stack) {
+      n.stack_bytes = std::max<uint32_t>(n.stack_bytes, static_cast<uint32_t>(v.stack_offset) + v.size);
+    } else {
+      n.regs_mask |= uint64_t{1} << v.reg;
+    }
+  }
+  // A stack value is read relative to the stack pointer the sample carries.
+  if (n.stack_bytes) {
+    n.regs_mask |= uint64_t{1} << arch.sp_reg;
+    n.stack_bytes = (n.stack_bytes + 7) & ~7u;
+  }
+  return n;
+}
+
+}  // namespace uprof

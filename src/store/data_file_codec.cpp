@@ -1,0 +1,164 @@
+// Encoders and decoders of the data file's META, PROBES and TRAILER payloads.
+#include <charconv>
+
+#include "uprof/store/data_file.h"
+#include "uprof/store/varint.h"
+
+namespace uprof {
+namespace {
+
+Error bad(const char* section, const ByteReader& r, const char* what) {
+  return err(section, " at payload byte ", r.offset(), ": ", what);
+}
+
+uint64_t to_u64(const std::string& s) {
+  uint64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+}  // namespace
+
+std::string encode_meta(const RecordingMeta& m) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  for (const auto& a : m.command) kv.emplace_back("argv", a);
+  kv.emplace_back("kernel", m.kernel);
+  kv.emplace_back("hostname", m.hostname);
+  kv.emplace_back("uprof_version", m.uprof_version);
+  kv.emplace_back("start_realtime_ns", std::to_string(m.start_realtime_ns));
+  kv.emplace_back("start_monotonic_ns", std::to_string(m.start_monotonic_ns));
+  kv.emplace_back("probe_cost_ns", std::to_string(m.probe_cost_ns));
+  std::string out;
+  put_varint(out, kv.size());
+  for (auto& [k, v] : kv) {
+    put_string(out, k);
+    put_string(out, v);
+  }
+  return out;
+}
+
+Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
+  RecordingMeta m;
+  m.arch = arch;
+  auto n = get_varint(r);
+  if (!n || *n > r.remaining()) return bad("META", r, "bad field count");
+  for (uint64_t i = 0; i < *n; i++) {
+    auto k = get_string(r), v = get_string(r);
+    if (!k || !v) return bad("META", r, "truncated field");
+    if (*k == "argv") m.command.push_back(*v);
+    else if (*k == "kernel") m.kernel = *v;
+    else if (*k == "hostname") m.hostname = *v;
+    else if (*k == "uprof_version") m.uprof_version = *v;
+    else if (*k == "start_realtime_ns") m.start_realtime_ns = to_u64(*v);
+    else if (*k == "start_monotonic_ns") m.start_monotonic_ns = to_u64(*v);
+    else if (*k == "probe_cost_ns") m.probe_cost_ns = to_u64(*v);
+  }
+  return m;
+}
+
+std::string encode_probes(const std::vector<ProbeInfo>& probes) {
+  std::string out;
+  put_varint(out, probes.size());
+  for (const auto& p : probes) {
+    put_varint(out, p.index);
+    out.push_back(static_cast<char>(p.kind));
+    put_string(out, p.spec);
+    put_string(out, p.path);
+    put_string(out, p.build_id);
+    put_string(out, p.function);
+    put_string(out, p.symbol);
+    put_varint(out, p.file_offset);
+    put_varint(out, p.vaddr);
+    put_varint(out, p.offset_in_function);
+    put_varint(out, p.values.size());
+    for (const auto& v : p.values) {
+      put_string(out, v.name);
+      out.push_back(static_cast<char>(v.source));
+      put_varint(out, v.reg);
+      put_varint(out, zigzag(v.stack_offset));
+      out.push_back(static_cast<char>(v.size));
+      out.push_back(static_cast<char>(v.is_signed ? 1 : 0));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
+  auto n = get_varint(r);
+  if (!n || *n > r.remaining()) return bad("PROBES", r, "bad probe count");
+  std::vector<ProbeInfo> out;
+  for (uint64_t i = 0; i < *n; i++) {
+    ProbeInfo p;
+    auto idx = get_varint(r);
+    auto kind = r.read<uint8_t>();
+    if (!idx || *idx != i) return bad("PROBES", r, "probe index out of order");
+    if (!kind || *kind > 1) return bad("PROBES", r, "bad probe kind");
+    p.index = static_cast<uint32_t>(i);
+    p.kind = static_cast<ProbeKind>(*kind);
+    for (std::string* s : {&p.spec, &p.path, &p.build_id, &p.function, &p.symbol}) {
+      auto v = get_string(r, 64 << 10);
+      if (!v) return bad("PROBES", r, "truncated string");
+      *s = std::move(*v);
+    }
+    auto fo = get_varint(r), va = get_varint(r), oif = get_varint(r), nv = get_varint(r);
+    if (!fo || !va || !oif || !nv) return bad("PROBES", r, "truncated probe");
+    if (*nv > kMaxValues) return bad("PROBES", r, "too many values for one probe");
+    p.file_offset = *fo;
+    p.vaddr = *va;
+    p.offset_in_function = *oif;
+    for (uint64_t j = 0; j < *nv; j++) {
+      ValueSpec v;
+      auto name = get_string(r, 4096);
+      auto src = r.read<uint8_t>();
+      auto reg = get_varint(r);
+      auto so = get_varint(r);
+      auto size = r.read<uint8_t>();
+      auto sign = r.read<uint8_t>();
+      if (!name || !src || !reg || !so || !size || !sign) return bad("PROBES", r, "truncated value spec");
+      if (*src < 1 || *src > 3) return bad("PROBES", r, "bad value source");
+      if (*size == 0 || *size > 8) return bad("PROBES", r, "bad value size");
+      v.name = std::move(*name);
+      v.source = static_cast<ValueSource>(*src);
+      v.reg = static_cast<uint16_t>(*reg);
+      v.stack_offset = static_cast<int32_t>(unzigzag(*so));
+      v.size = *size;
+      v.is_signed = *sign != 0;
+      p.values.push_back(std::move(v));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string encode_trailer(const Trailer& t) {
+  std::string out;
+  put_varint(out, t.end_monotonic_ns);
+  put_varint(out, t.events);
+  put_varint(out, t.lost);
+  put_varint(out, zigzag(t.exit_status));
+  put_varint(out, t.counts.size());
+  for (const auto& c : t.counts) {
+    put_varint(out, c.recorded);
+    put_varint(out, c.kernel);
+  }
+  return out;
+}
+
+Result<Trailer> decode_trailer(ByteReader& r) {
+  Trailer t;
+  auto end = get_varint(r), ev = get_varint(r), lost = get_varint(r), st = get_varint(r), n = get_varint(r);
+  if (!end || !ev || !lost || !st || !n) return bad("TRAILER", r, "truncated");
+  if (*n > r.remaining()) return bad("TRAILER", r, "bad probe count");
+  t.end_monotonic_ns = *end;
+  t.events = *ev;
+  t.lost = *lost;
+  t.exit_status = static_cast<int32_t>(unzigzag(*st));
+  for (uint64_t i = 0; i < *n; i++) {
+    auto rec = get_varint(r), k = get_varint(r);
+    if (!rec || !k) return bad("TRAILER", r, "truncated counts");
+    t.counts.push_back({*rec, *k});
+  }
+  return t;
+}
+
+}  // namespace uprof

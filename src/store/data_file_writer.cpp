@@ -1,0 +1,131 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "uprof/store/data_file.h"
+#include "uprof/store/varint.h"
+#include "uprof/util/crc32.h"
+
+namespace uprof {
+namespace {
+
+constexpr std::size_t kBlockTarget = 64 << 10;
+
+void put_u16(std::string& s, uint16_t v) { s.append(reinterpret_cast<const char*>(&v), 2); }
+void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
+void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+
+}  // namespace
+
+DataFileWriter::~DataFileWriter() = default;
+
+Result<DataFileWriter> DataFileWriter::create(const std::string& path, const RecordingMeta& meta,
+                                              const std::vector<ProbeInfo>& probes) {
+  DataFileWriter w;
+  w.path_ = path;
+  w.fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!w.fd_.valid()) return err("store: ", path, ": ", std::strerror(errno));
+  for (const auto& p : probes) w.nvalues_.push_back(static_cast<uint8_t>(p.values.size()));
+
+  std::string header(kDataMagic, sizeof kDataMagic);
+  put_u16(header, kDataMajor);
+  put_u16(header, kDataMinor);
+  header.push_back(static_cast<char>(meta.arch));
+  header.push_back(1);  // CLOCK_MONOTONIC
+  put_u16(header, 0);
+  ssize_t n = ::write(w.fd_.get(), header.data(), header.size());
+  if (n != static_cast<ssize_t>(header.size())) return err("store: ", path, ": ", std::strerror(errno));
+  w.bytes_ = header.size();
+  UPROF_TRY(w.write_section(SectionKind::Meta, encode_meta(meta)));
+  UPROF_TRY(w.write_section(SectionKind::Probes, encode_probes(probes)));
+  return w;
+}
+
+Status DataFileWriter::write_section(SectionKind kind, const std::string& payload) {
+  if (failed_) return err("store: ", path_, ": an earlier write failed");
+  std::string head;
+  put_u32(head, static_cast<uint32_t>(kind));
+  put_u32(head, crc32_update(0, payload.data(), payload.size()));
+  put_u64(head, payload.size());
+  // One buffer, one write loop: a section is either whole on disk or is the cut end.
+  std::string all = head + payload;
+  std::size_t done = 0;
+  while (done < all.size()) {
+    ssize_t n = ::write(fd_.get(), all.data() + done, all.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed_ = true;
+      return err("store: ", path_, ": write failed at byte ", bytes_ + done, ": ",
+                 n < 0 ? std::strerror(errno) : "no progress");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  bytes_ += all.size();
+  return ok();
+}
+
+Status DataFileWriter::add(const Event& e) {
+  if (block_count_ == 0) {
+    block_base_ = e.time;
+    last_time_ = e.time;
+  }
+  block_.push_back(static_cast<char>(e.kind));
+  put_varint(block_, zigzag(static_cast<int64_t>(e.time - last_time_)));
+  last_time_ = e.time;
+  switch (e.kind) {
+    case EventKind::Sample: {
+      put_varint(block_, e.probe);
+      put_varint(block_, e.tid);
+      put_varint(block_, zigzag(static_cast<int64_t>(e.pid) - static_cast<int64_t>(e.tid)));
+      uint8_t n = e.probe < nvalues_.size() ? nvalues_[e.probe] : 0;
+      for (uint8_t i = 0; i < n; i++) put_varint(block_, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
+      break;
+    }
+    case EventKind::Lost:
+      put_varint(block_, e.probe == UINT32_MAX ? 0 : uint64_t{e.probe} + 1);
+      put_varint(block_, e.lost);
+      break;
+    case EventKind::Comm:
+      put_varint(block_, e.pid);
+      put_varint(block_, e.tid);
+      put_string(block_, e.comm);
+      break;
+    case EventKind::Exit:
+      put_varint(block_, e.pid);
+      put_varint(block_, e.tid);
+      break;
+    case EventKind::Fork:
+      put_varint(block_, e.pid);
+      put_varint(block_, e.tid);
+      put_varint(block_, e.values[0]);
+      put_varint(block_, e.values[1]);
+      break;
+  }
+  block_count_++;
+  events_++;
+  if (block_.size() >= kBlockTarget) return flush();
+  return ok();
+}
+
+Status DataFileWriter::flush() {
+  if (block_count_ == 0) return ok();
+  std::string payload;
+  put_varint(payload, block_base_);
+  put_varint(payload, block_count_);
+  payload += block_;
+  block_.clear();
+  block_count_ = 0;
+  return write_section(SectionKind::Events, payload);
+}
+
+Status DataFileWriter::finish(const Trailer& t) {
+  UPROF_TRY(flush());
+  UPROF_TRY(write_section(SectionKind::Trailer, encode_trailer(t)));
+  if (::fsync(fd_.get()) != 0 && errno != EINVAL)
+    return err("store: ", path_, ": ", std::strerror(errno));
+  return ok();
+}
+
+}  // namespace uprof

@@ -1,0 +1,238 @@
+// The data file: round trips, and every way a file can arrive damaged.
+#include "uprof/store/data_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "support/test_support.h"
+
+namespace uprof {
+namespace {
+
+RecordingMeta sample_meta() {
+  return {.arch = Arch::Arm64, .command = {"./mytest", "100"}, .kernel = "6.18.0", .hostname = "box",
+          .uprof_version = "0.1.0", .start_realtime_ns = 1700000000123456789ull,
+          .start_monotonic_ns = 5000000000ull, .probe_cost_ns = 1300};
+}
+
+std::vector<ProbeInfo> sample_probes() {
+  ProbeInfo entry{.index = 0, .kind = ProbeKind::Entry, .spec = "add %x0 %x1", .path = "/bin/mytest",
+                  .build_id = "abcd", .function = "add", .symbol = "add", .file_offset = 0x7e4, .vaddr = 0x4007e4,
+                  .offset_in_function = 0, .values = {}};
+  entry.values.push_back({.name = "%x0", .source = ValueSource::Register, .reg = 0, .stack_offset = 0, .size = 8,
+                          .is_signed = true});
+  entry.values.push_back({.name = "$stack1", .source = ValueSource::Stack, .reg = 31, .stack_offset = -16,
+                          .size = 4, .is_signed = false});
+  ProbeInfo ret = entry;
+  ret.index = 1;
+  ret.kind = ProbeKind::Return;
+  ret.spec = "add%return $retval";
+  ret.values = {{.name = "$retval", .source = ValueSource::ReturnValue, .reg = 0, .stack_offset = 0, .size = 8,
+                 .is_signed = true}};
+  return {entry, ret};
+}
+
+// A stream with every kind of event; entry i has values (i, -i), return i + ~0.
+std::vector<Event> sample_events(int n) {
+  std::vector<Event> ev;
+  uint64_t t = 5000001000ull;
+  Event comm{.kind = EventKind::Comm, .probe = 0, .pid = 40, .tid = 40, .time = t, .nvalues = 0, .values = {},
+             .lost = 0, .comm = "mytest"};
+  ev.push_back(comm);
+  for (int i = 0; i < n; i++) {
+    Event e{.kind = EventKind::Sample, .probe = 0, .pid = 40, .tid = static_cast<uint32_t>(40 + i % 3),
+            .time = t += 100, .nvalues = 2, .values = {}, .lost = 0, .comm = {}};
+    e.values[0] = static_cast<uint64_t>(i);
+    e.values[1] = static_cast<uint64_t>(-static_cast<int64_t>(i));
+    ev.push_back(e);
+    Event r = e;
+    r.probe = 1;
+    r.time = (t += 50) - (i % 2 ? 70 : 0);  // not monotonic: samples of other CPUs may be older
+    r.nvalues = 1;
+    r.values = {};
+    r.values[0] = ~static_cast<uint64_t>(i);
+    ev.push_back(r);
+  }
+  ev.push_back({.kind = EventKind::Lost, .probe = 1, .pid = 0, .tid = 0, .time = t += 10, .nvalues = 0,
+                .values = {}, .lost = 12, .comm = {}});
+  Event fork{.kind = EventKind::Fork, .probe = 0, .pid = 41, .tid = 41, .time = t += 10, .nvalues = 2,
+             .values = {}, .lost = 0, .comm = {}};
+  fork.values[0] = 40;
+  fork.values[1] = 40;
+  ev.push_back(fork);
+  ev.push_back({.kind = EventKind::Exit, .probe = 0, .pid = 40, .tid = 42, .time = t += 10, .nvalues = 0,
+                .values = {}, .lost = 0, .comm = {}});
+  return ev;
+}
+
+void write_file(const std::string& path, const std::vector<Event>& events, bool finish = true) {
+  auto w = DataFileWriter::create(path, sample_meta(), sample_probes());
+  ASSERT_TRUE(w) << w.error().message;
+  for (const auto& e : events) ASSERT_TRUE(w->add(e));
+  Trailer t{.end_monotonic_ns = 9000000000ull, .events = events.size(), .lost = 12, .exit_status = 3,
+            .counts = {{1000, 1000}, {1000, 1012}}};
+  if (finish) {
+    ASSERT_TRUE(w->finish(t));
+  } else {
+    ASSERT_TRUE(w->flush());
+  }
+}
+
+std::vector<Event> read_all(DataFileReader& r) {
+  std::vector<Event> out;
+  Event e;
+  while (r.next(e)) out.push_back(e);
+  return out;
+}
+
+void expect_same(const Event& a, const Event& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.tid, b.tid);
+  if (a.kind == EventKind::Sample || a.kind == EventKind::Lost) {
+    EXPECT_EQ(a.probe, b.probe);
+  }
+  EXPECT_EQ(a.lost, b.lost);
+  EXPECT_EQ(a.comm, b.comm);
+  EXPECT_EQ(a.nvalues, b.nvalues);
+  for (int i = 0; i < a.nvalues; i++) EXPECT_EQ(a.values[i], b.values[i]);
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+void spit(const std::string& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+TEST(DataFile, RoundTrip) {
+  test::TempDir dir;
+  auto events = sample_events(20000);  // several 64 KiB blocks
+  write_file(dir.file("u.data"), events);
+  auto r = DataFileReader::open(dir.file("u.data"));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->arch(), Arch::Arm64);
+  EXPECT_EQ(r->meta().command, (std::vector<std::string>{"./mytest", "100"}));
+  EXPECT_EQ(r->meta().kernel, "6.18.0");
+  EXPECT_EQ(r->meta().start_realtime_ns, 1700000000123456789ull);
+  EXPECT_EQ(r->meta().probe_cost_ns, 1300u);
+  ASSERT_EQ(r->probes().size(), 2u);
+  EXPECT_EQ(r->probes()[0].values[1].name, "$stack1");
+  EXPECT_EQ(r->probes()[0].values[1].stack_offset, -16);
+  EXPECT_EQ(r->probes()[0].vaddr, 0x4007e4u);
+  EXPECT_EQ(r->probes()[1].kind, ProbeKind::Return);
+  auto back = read_all(*r);
+  ASSERT_EQ(back.size(), events.size());
+  for (std::size_t i = 0; i < events.size(); i++) expect_same(events[i], back[i]);
+  EXPECT_TRUE(r->problems().empty());
+  ASSERT_TRUE(r->trailer());
+  EXPECT_EQ(r->trailer()->exit_status, 3);
+  EXPECT_EQ(r->trailer()->counts[1].kernel, 1012u);
+}
+
+TEST(DataFile, CompactForEntryReturnPairs) {
+  // Issue target: at most 32 bytes per event for entry+return with two values.
+  test::TempDir dir;
+  auto events = sample_events(50000);
+  write_file(dir.file("u.data"), events);
+  double per_event = static_cast<double>(std::filesystem::file_size(dir.file("u.data"))) / events.size();
+  EXPECT_LT(per_event, 32.0);
+  RecordProperty("bytes_per_event", std::to_string(per_event));
+  std::printf("data file: %.2f bytes per event\n", per_event);
+}
+
+TEST(DataFile, CutShortFileReportsWhatItHolds) {
+  test::TempDir dir;
+  auto events = sample_events(20000);
+  write_file(dir.file("u.data"), events);
+  std::string whole = slurp(dir.file("u.data"));
+  // Cut in the middle of the last events block: everything before it is read.
+  spit(dir.file("cut.data"), whole.substr(0, whole.size() * 3 / 4));
+  auto r = DataFileReader::open(dir.file("cut.data"));
+  ASSERT_TRUE(r);
+  auto back = read_all(*r);
+  EXPECT_GT(back.size(), events.size() / 3);
+  EXPECT_LT(back.size(), events.size());
+  for (std::size_t i = 0; i < back.size(); i++) expect_same(events[i], back[i]);
+  EXPECT_FALSE(r->trailer());
+  ASSERT_EQ(r->problems().size(), 1u);
+  EXPECT_NE(r->problems()[0].find("cut short at byte "), std::string::npos) << r->problems()[0];
+}
+
+TEST(DataFile, UnfinishedFileWithWholeBlocksSaysNoTrailer) {
+  test::TempDir dir;
+  auto events = sample_events(100);
+  write_file(dir.file("u.data"), events, /*finish=*/false);
+  auto r = DataFileReader::open(dir.file("u.data"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(read_all(*r).size(), events.size());
+  ASSERT_EQ(r->problems().size(), 1u);
+  EXPECT_NE(r->problems()[0].find("(no trailer)"), std::string::npos);
+}
+
+TEST(DataFile, EveryTruncationAndEveryFlippedByteIsSafe) {
+  test::TempDir dir;
+  auto events = sample_events(120);
+  write_file(dir.file("u.data"), events);
+  std::string whole = slurp(dir.file("u.data"));
+  for (std::size_t n = 0; n < whole.size(); n += 5) {
+    spit(dir.file("t.data"), whole.substr(0, n));
+    auto r = DataFileReader::open(dir.file("t.data"));
+    if (!r) {
+      EXPECT_NE(r.error().message.find(dir.file("t.data")), std::string::npos);
+      continue;
+    }
+    auto back = read_all(*r);
+    for (std::size_t i = 0; i < back.size(); i++) expect_same(events[i], back[i]);
+    EXPECT_FALSE(r->problems().empty()) << "cut at " << n;
+  }
+  for (std::size_t i = 0; i < whole.size(); i += 2) {
+    std::string bad = whole;
+    bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+    spit(dir.file("f.data"), bad);
+    auto r = DataFileReader::open(dir.file("f.data"));
+    if (!r) continue;
+    auto back = read_all(*r);
+    EXPECT_LE(back.size(), events.size());
+    // A flip is always noticed: by the CRC, or as damage in a header.
+    EXPECT_FALSE(r->problems().empty() && back.size() == events.size() && r->trailer() &&
+                 i >= kHeaderSize && bad != whole)
+        << "flip at byte " << i << " went unnoticed";
+  }
+}
+
+TEST(DataFile, ErrorsNameTheFile) {
+  test::TempDir dir;
+  auto msg = [&](const std::string& name, const std::string& content) {
+    spit(dir.file(name), content);
+    auto r = DataFileReader::open(dir.file(name));
+    return r ? std::string("(opened)") : r.error().message;
+  };
+  EXPECT_EQ(msg("empty", ""), "store: " + dir.file("empty") + ": empty file, not a uprof data file");
+  EXPECT_EQ(msg("text", "hello world, this is text\n"), "store: " + dir.file("text") + ": not a uprof data file");
+  std::string newer(kDataMagic, 8);
+  newer += std::string("\x02\x00\x00\x00\x01\x01\x00\x00", 8);
+  EXPECT_EQ(msg("newer", newer), "store: " + dir.file("newer") +
+                                     ": data file format 2.0 (this uprof reads format 1.x; it was made by a newer uprof)");
+  std::string header_only(kDataMagic, 8);
+  header_only += std::string("\x01\x00\x00\x00\x01\x01\x00\x00", 8);
+  EXPECT_EQ(msg("hdr", header_only), "store: " + dir.file("hdr") + ": cut short at byte 16 before its META section");
+  EXPECT_EQ(DataFileReader::open(dir.file("nope")).error().message,
+            "store: " + dir.file("nope") + ": No such file or directory");
+  auto w = DataFileWriter::create(dir.file("no/such/dir/u.data"), sample_meta(), sample_probes());
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().message, "store: " + dir.file("no/such/dir/u.data") + ": No such file or directory");
+}
+
+TEST(DataFile, WriteErrorIsReportedAndEarlierDataStaysReadable) {
+  // /dev/full fails every write with ENOSPC.
+  auto w = DataFileWriter::create("/dev/full", sample_meta(), sample_probes());
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("No space left on device"), std::string::npos) << w.error().message;
+}
+
+}  // namespace
+}  // namespace uprof
