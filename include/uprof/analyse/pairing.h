@@ -1,0 +1,175 @@
+// Entry/return pairing on a per-thread shadow stack.
+//
+// Each thread keeps a stack of its open calls (paired functions only). An entry
+// pushes; a return of function F pops the innermost open F. That gives recursion
+// and nesting their own durations: f -> f -> f yields three calls, innermost
+// shortest, where pairing "last entry of f" with "next return of f" per thread
+// without a stack (bcc #2548) gives the outer calls the inner durations.
+//
+// Every entry ends in exactly one Call or one Unmatched, every return in a Call
+// or an Unmatched{ReturnWithoutEntry}; PairingCounts::balanced() checks it.
+//   ThreadExited        an Exit event for the thread while the call was open
+//                       (exit() or pthread_exit() from inside, or exec, which
+//                       the event stream does not tell apart from a rename)
+//   Unwound             a return of an outer frame arrived while this inner one was
+//                       open: longjmp or a C++ exception left it without returning
+//   NestingLimit        the kernel arms no return probe past MAX_URETPROBE_DEPTH
+//                       (64) open return-probed frames per task; such an entry is
+//                       reported at once and never pushed, as the kernel does not
+//                       count it either
+//   Lost                the events were lost while this call was open: its return
+//                       may be among them, so "unwound" or "exited" would be a guess
+//   RecordingStopped    still open when the recording ended
+//   ReturnWithoutEntry  a return whose entry was before the recording or was lost
+//
+// Memory grows with live threads and nesting depth only: a thread's stack is a
+// vector that keeps its capacity, an exited thread's slot is reused, and no event
+// allocates once those have reached their high-water marks.
+//
+// Limits, from what the stream carries (time, no stack pointer):
+//  - a longjmp from an inner f to a setjmp in an outer f of the same function,
+//    followed by that outer f's return, pairs the return with the inner frame;
+//  - after a longjmp the kernel drops the stale frames at the next entry, we only at
+//    the next outer return; an entry in between may be called NestingLimit too early;
+//  - other tracers' return probes in the same task count toward the kernel's 64.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "uprof/analyse/flat_index.h"
+#include "uprof/analyse/probe_functions.h"
+#include "uprof/store/recording.h"
+
+namespace uprof {
+
+// MAX_URETPROBE_DEPTH in kernel/events/uprobes.c.
+inline constexpr std::size_t kMaxUretprobeDepth = 64;
+
+enum class UnmatchedReason : uint8_t {
+  ThreadExited = 0,
+  Unwound,
+  NestingLimit,
+  Lost,
+  RecordingStopped,
+  ReturnWithoutEntry,
+};
+inline constexpr std::size_t kUnmatchedReasons = 6;
+// "thread exited", "unwound", "nesting limit", "lost", "recording stopped", "return without entry"
+std::string_view to_string(UnmatchedReason reason);
+
+struct Call {
+  uint32_t function = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t entry_time = 0;
+  uint64_t return_time = 0;
+  uint64_t duration = 0;                    // return_time - entry_time (0 if the clock went back)
+  std::span<const uint64_t> entry_values;   // valid during the sink call only
+  std::span<const uint64_t> return_values;
+  uint32_t depth = 0;                       // open paired calls below it on this thread
+  bool spans_loss = false;                  // events were lost while it was open: may be mis-paired
+};
+
+struct Unmatched {
+  uint32_t function = 0;
+  uint32_t probe = 0;          // the entry probe, or the return probe for ReturnWithoutEntry
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;           // when that probe fired
+  UnmatchedReason reason = UnmatchedReason::RecordingStopped;
+  std::span<const uint64_t> values;  // that probe's values, valid during the sink call only
+};
+
+// A hit of a probe that does not pair: entry-only or return-only function, mid-function probe.
+struct Hit {
+  uint32_t function = 0;
+  uint32_t probe = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;
+  std::span<const uint64_t> values;
+};
+
+class PairingSink {
+ public:
+  virtual ~PairingSink() = default;
+  virtual void on_call(const Call& call) = 0;
+  virtual void on_unmatched(const Unmatched& unmatched) = 0;
+  virtual void on_hit(const Hit& hit) = 0;
+  // Forwarded thread events, for sinks that name or filter threads.
+  virtual void on_comm(uint32_t /*pid*/, uint32_t /*tid*/, std::string_view /*comm*/) {}
+  virtual void on_fork(uint32_t /*pid*/, uint32_t /*tid*/, uint32_t /*parent_pid*/, uint32_t /*parent_tid*/) {}
+};
+
+struct PairingCounts {
+  uint64_t entries = 0;        // entry hits of paired functions
+  uint64_t returns = 0;        // return hits of paired functions
+  uint64_t inherited = 0;      // open calls copied into a forked child (it returns from them too)
+  uint64_t calls = 0;
+  std::array<uint64_t, kUnmatchedReasons> unmatched{};
+  uint64_t hits = 0;           // hits of probes that do not pair
+  uint64_t lost_samples = 0;   // the sum of Lost events
+  uint64_t bad_events = 0;     // samples naming no probe, unknown event kinds
+
+  uint64_t unmatched_of(UnmatchedReason r) const { return unmatched[static_cast<std::size_t>(r)]; }
+  // Every entry is in a call or an unmatched entry; every return in a call or a ReturnWithoutEntry.
+  bool balanced() const;
+};
+
+class Pairer {
+ public:
+  explicit Pairer(const ProbeFunctions& functions);
+
+  void add(const Event& event, PairingSink& sink);
+  // Reports every still-open call as RecordingStopped (innermost first per thread).
+  void finish(PairingSink& sink);
+  const PairingCounts& counts() const { return counts_; }
+
+ private:
+  struct Frame {
+    uint32_t function = 0;
+    uint32_t probe = 0;
+    uint64_t time = 0;
+    uint64_t loss_mark = 0;
+    uint8_t nvalues = 0;
+    std::array<uint64_t, kMaxValues> values{};
+  };
+  struct Thread {
+    uint32_t pid = 0;
+    uint32_t tid = 0;
+    bool live = false;
+    std::vector<Frame> stack;
+  };
+
+  void on_sample(const Event& e, PairingSink& sink);
+  void on_lost(const Event& e);
+  void on_exit(const Event& e, PairingSink& sink);
+  void on_fork(const Event& e, PairingSink& sink);
+  // The thread's state, created on first sight; a tid seen under a new pid was reused
+  // after an exit we did not see, so the old owner's frames are closed first.
+  uint32_t thread(uint32_t pid, uint32_t tid, PairingSink& sink);
+  std::optional<uint32_t> find_thread(uint32_t tid) const;
+  void release_thread(uint32_t index);
+  // Reports every open frame of `t`, innermost first, with `reason` (or Lost).
+  void close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink);
+  void report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink);
+  uint64_t loss_mark(uint32_t function) const { return global_loss_ + function_loss_[function]; }
+
+  std::vector<uint32_t> function_of_probe_;
+  std::vector<ProbeRole> role_of_probe_;
+  std::vector<uint64_t> function_loss_;  // Lost events on a probe of this function
+  uint64_t global_loss_ = 0;             // Lost events whose probe is unknown
+  std::vector<Thread> threads_;
+  std::vector<uint32_t> free_threads_;
+  FlatIndex thread_of_tid_;
+  uint32_t last_tid_ = 0;                // one-entry cache: most events come in runs per thread
+  uint32_t last_thread_ = UINT32_MAX;
+  PairingCounts counts_;
+};
+
+}  // namespace uprof

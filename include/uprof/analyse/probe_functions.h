@@ -1,0 +1,63 @@
+// Which probes belong to which function, and how each probe takes part in pairing.
+//
+// An entry probe and a return probe belong to the same function when they have
+// the same `path` and the same function entry address (vaddr - offset_in_function),
+// both at offset_in_function 0. Example probe table:
+//   #0 Entry  parse       ./app  vaddr 0x1139 off 0     -> function 0 "parse" (paired)
+//   #1 Return parse       ./app  vaddr 0x1139 off 0     -> function 0
+//   #2 Entry  parse+0x10  ./app  vaddr 0x1149 off 0x10  -> function 1 "parse+0x10" (hits only:
+//                                                          a mid-function probe never pairs)
+//   #3 Entry  main        ./app  vaddr 0x1040 off 0     -> function 2 "main" (hits only: no return probe)
+// A second entry (or return) probe at an address that already has one is its
+// own hits-only function "parse [probe #4]": pairing two entry hits of one call
+// against one return would leave a phantom open frame, and merging their values
+// is the recorder's job (it should emit one probe with both value lists).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "uprof/store/recording.h"
+
+namespace uprof {
+
+inline constexpr uint32_t kNoProbe = UINT32_MAX;
+inline constexpr uint32_t kNoFunction = UINT32_MAX;
+
+enum class ProbeRole : uint8_t {
+  Unknown = 0,  // no probe has this index (an event naming it is malformed)
+  Entry,        // the entry probe of a function that also has a return probe
+  Return,       // the return probe of such a function
+  HitOnly,      // entry-only or return-only function, mid-function probe, duplicate
+};
+
+struct FunctionInfo {
+  std::string name;             // "parse", "parse+0x10", "./app:0x1139" outside every function
+  std::string path;
+  uint64_t entry_vaddr = 0;     // vaddr - offset_in_function
+  uint32_t entry_probe = kNoProbe;
+  uint32_t return_probe = kNoProbe;
+  // The values a call captures: the entry probe's, then the return probe's.
+  std::vector<ValueSpec> values{};
+  uint16_t return_values_at = 0;  // index in `values` of the return probe's first value
+
+  bool paired() const { return entry_probe != kNoProbe && return_probe != kNoProbe; }
+};
+
+struct ProbeFunctions {
+  std::vector<FunctionInfo> functions;      // in order of first appearance in the probe table
+  // Indexed by ProbeInfo::index.
+  std::vector<uint32_t> function_of_probe;  // kNoFunction for an unknown index
+  std::vector<ProbeRole> role_of_probe;
+  std::vector<uint16_t> first_slot_of_probe;  // where the probe's values start in FunctionInfo::values
+
+  ProbeRole role(uint32_t probe) const {
+    return probe < role_of_probe.size() ? role_of_probe[probe] : ProbeRole::Unknown;
+  }
+};
+
+ProbeFunctions group_probes(std::span<const ProbeInfo> probes);
+
+}  // namespace uprof

@@ -1,0 +1,231 @@
+#include "uprof/analyse/pairing.h"
+
+#include <algorithm>
+
+namespace uprof {
+
+namespace {
+
+constexpr std::array<std::string_view, kUnmatchedReasons> kReasonNames = {
+    "thread exited", "unwound", "nesting limit", "lost", "recording stopped", "return without entry",
+};
+
+std::span<const uint64_t> values_of(const Event& e) {
+  return {e.values.data(), std::min<std::size_t>(e.nvalues, kMaxValues)};
+}
+
+FlatIndex::Key tid_key(uint32_t tid) { return {.a = tid, .b = 0}; }
+
+}  // namespace
+
+std::string_view to_string(UnmatchedReason reason) {
+  return kReasonNames[static_cast<std::size_t>(reason)];
+}
+
+bool PairingCounts::balanced() const {
+  uint64_t open_ended = 0;
+  for (std::size_t r = 0; r < kUnmatchedReasons; ++r) {
+    if (r != static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)) open_ended += unmatched[r];
+  }
+  return entries + inherited == calls + open_ended &&
+         returns == calls + unmatched_of(UnmatchedReason::ReturnWithoutEntry);
+}
+
+Pairer::Pairer(const ProbeFunctions& functions)
+    : function_of_probe_(functions.function_of_probe),
+      role_of_probe_(functions.role_of_probe),
+      function_loss_(functions.functions.size(), 0) {}
+
+void Pairer::add(const Event& e, PairingSink& sink) {
+  switch (e.kind) {
+    case EventKind::Sample: return on_sample(e, sink);
+    case EventKind::Lost: return on_lost(e);
+    case EventKind::Comm: return sink.on_comm(e.pid, e.tid, e.comm);
+    case EventKind::Exit: return on_exit(e, sink);
+    case EventKind::Fork: return on_fork(e, sink);
+  }
+  ++counts_.bad_events;
+}
+
+std::optional<uint32_t> Pairer::find_thread(uint32_t tid) const {
+  if (last_thread_ != UINT32_MAX && last_tid_ == tid) return last_thread_;
+  return thread_of_tid_.find(tid_key(tid));
+}
+
+uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
+  if (auto found = find_thread(tid)) {
+    last_tid_ = tid;
+    last_thread_ = *found;
+    Thread& t = threads_[*found];
+    if (t.pid != pid) {
+      close_frames(t, 0, UnmatchedReason::ThreadExited, sink);
+      t.pid = pid;
+    }
+    return *found;
+  }
+  uint32_t index;
+  if (!free_threads_.empty()) {
+    index = free_threads_.back();
+    free_threads_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(threads_.size());
+    threads_.emplace_back();
+  }
+  Thread& t = threads_[index];
+  t.pid = pid;
+  t.tid = tid;
+  t.live = true;
+  t.stack.clear();  // keeps its capacity from the slot's previous thread
+  thread_of_tid_.insert(tid_key(tid), index);
+  last_tid_ = tid;
+  last_thread_ = index;
+  return index;
+}
+
+void Pairer::release_thread(uint32_t index) {
+  Thread& t = threads_[index];
+  thread_of_tid_.erase(tid_key(t.tid));
+  t.live = false;
+  t.stack.clear();
+  free_threads_.push_back(index);
+  if (last_thread_ == index) last_thread_ = UINT32_MAX;
+}
+
+void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink) {
+  if (loss_mark(f.function) != f.loss_mark) reason = UnmatchedReason::Lost;
+  ++counts_.unmatched[static_cast<std::size_t>(reason)];
+  sink.on_unmatched(Unmatched{
+      .function = f.function,
+      .probe = f.probe,
+      .pid = t.pid,
+      .tid = t.tid,
+      .time = f.time,
+      .reason = reason,
+      .values = {f.values.data(), f.nvalues},
+  });
+}
+
+void Pairer::close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink) {
+  while (t.stack.size() > keep) {
+    report_frame(t, t.stack.back(), reason, sink);
+    t.stack.pop_back();
+  }
+}
+
+void Pairer::on_sample(const Event& e, PairingSink& sink) {
+  const ProbeRole role = e.probe < role_of_probe_.size() ? role_of_probe_[e.probe] : ProbeRole::Unknown;
+  if (role == ProbeRole::Unknown) {
+    ++counts_.bad_events;
+    return;
+  }
+  const uint32_t fn = function_of_probe_[e.probe];
+  const std::span<const uint64_t> values = values_of(e);
+
+  if (role == ProbeRole::HitOnly) {
+    ++counts_.hits;
+    sink.on_hit(Hit{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time, .values = values});
+    return;
+  }
+
+  Thread& t = threads_[thread(e.pid, e.tid, sink)];
+  if (role == ProbeRole::Entry) {
+    ++counts_.entries;
+    if (t.stack.size() >= kMaxUretprobeDepth) {
+      // The kernel refused to arm this return ("uprobe: omit uretprobe due to
+      // nestedness limit"): it will never come, and its frame does not count
+      // toward the kernel's depth, so it is not pushed.
+      ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::NestingLimit)];
+      sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
+                                  .reason = UnmatchedReason::NestingLimit, .values = values});
+      return;
+    }
+    Frame& f = t.stack.emplace_back();
+    f.function = fn;
+    f.probe = e.probe;
+    f.time = e.time;
+    f.loss_mark = loss_mark(fn);
+    f.nvalues = static_cast<uint8_t>(values.size());
+    std::copy(values.begin(), values.end(), f.values.begin());
+    return;
+  }
+
+  ++counts_.returns;
+  std::size_t i = t.stack.size();
+  while (i > 0 && t.stack[i - 1].function != fn) --i;
+  if (i == 0) {
+    ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)];
+    sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
+                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = values});
+    return;
+  }
+  const std::size_t depth = i - 1;
+  // Frames above the one returning never returned themselves: an outer frame's
+  // return while inner ones are open is how a longjmp or a C++ exception shows.
+  close_frames(t, depth + 1, UnmatchedReason::Unwound, sink);
+  const Frame& f = t.stack[depth];
+  ++counts_.calls;
+  sink.on_call(Call{
+      .function = fn,
+      .pid = t.pid,
+      .tid = t.tid,
+      .entry_time = f.time,
+      .return_time = e.time,
+      .duration = e.time >= f.time ? e.time - f.time : 0,
+      .entry_values = {f.values.data(), f.nvalues},
+      .return_values = values,
+      .depth = static_cast<uint32_t>(depth),
+      .spans_loss = loss_mark(fn) != f.loss_mark,
+  });
+  t.stack.pop_back();
+}
+
+void Pairer::on_lost(const Event& e) {
+  counts_.lost_samples += e.lost;
+  // A Lost event names the probe whose buffer overflowed: only that function's
+  // calls may have lost an entry or a return. Without a probe, every call may have.
+  const uint32_t fn = e.probe < function_of_probe_.size() ? function_of_probe_[e.probe] : kNoFunction;
+  if (fn == kNoFunction) {
+    ++global_loss_;
+  } else {
+    ++function_loss_[fn];
+  }
+}
+
+void Pairer::on_exit(const Event& e, PairingSink& sink) {
+  const auto index = find_thread(e.tid);
+  if (!index) return;
+  close_frames(threads_[*index], 0, UnmatchedReason::ThreadExited, sink);
+  release_thread(*index);
+}
+
+void Pairer::on_fork(const Event& e, PairingSink& sink) {
+  const bool has_parent = e.nvalues >= 2;
+  const auto parent_pid = static_cast<uint32_t>(e.values[0]);
+  const auto parent_tid = static_cast<uint32_t>(e.values[1]);
+  if (has_parent) sink.on_fork(e.pid, e.tid, parent_pid, parent_tid);
+
+  // A new task with a tid we still track: the old owner exited unseen.
+  if (const auto stale = find_thread(e.tid)) {
+    close_frames(threads_[*stale], 0, UnmatchedReason::ThreadExited, sink);
+    release_thread(*stale);
+  }
+  // A new process (fork or vfork, not a thread) gets copies of its parent's armed
+  // return probes (uprobe_copy_process): if f() calls fork(), both processes
+  // return from f and both returns must find an open f.
+  if (!has_parent || parent_pid == e.pid) return;
+  const auto parent = find_thread(parent_tid);
+  if (!parent || threads_[*parent].stack.empty()) return;
+  const uint32_t child = thread(e.pid, e.tid, sink);  // may move threads_: index again below
+  threads_[child].stack = threads_[*parent].stack;
+  counts_.inherited += threads_[child].stack.size();
+}
+
+void Pairer::finish(PairingSink& sink) {
+  for (uint32_t i = 0; i < threads_.size(); ++i) {
+    if (!threads_[i].live) continue;
+    close_frames(threads_[i], 0, UnmatchedReason::RecordingStopped, sink);
+    release_thread(i);
+  }
+}
+
+}  // namespace uprof

@@ -1,0 +1,99 @@
+#include "uprof/analyse/probe_functions.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <utility>
+
+namespace uprof {
+
+namespace {
+
+std::string display_name(const ProbeInfo& p) {
+  std::ostringstream os;
+  if (p.function.empty()) {
+    os << p.path << ":0x" << std::hex << p.vaddr;  // a raw offset outside every function
+  } else if (p.offset_in_function != 0) {
+    os << p.function << "+0x" << std::hex << p.offset_in_function;
+  } else {
+    os << p.function;
+  }
+  return os.str();
+}
+
+}  // namespace
+
+ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
+  ProbeFunctions out;
+  uint32_t slots = 0;
+  for (const ProbeInfo& p : probes) slots = std::max(slots, p.index + 1);
+  out.function_of_probe.assign(slots, kNoFunction);
+  out.role_of_probe.assign(slots, ProbeRole::Unknown);
+  out.first_slot_of_probe.assign(slots, 0);
+
+  auto add_function = [&](const ProbeInfo& p, std::string name) {
+    out.functions.push_back(FunctionInfo{
+        .name = std::move(name),
+        .path = p.path,
+        .entry_vaddr = p.vaddr - p.offset_in_function,
+    });
+    return static_cast<uint32_t>(out.functions.size() - 1);
+  };
+  auto attach = [&](uint32_t fn, const ProbeInfo& p) {
+    FunctionInfo& f = out.functions[fn];
+    (p.kind == ProbeKind::Entry ? f.entry_probe : f.return_probe) = p.index;
+    out.function_of_probe[p.index] = fn;
+  };
+
+  // Pass 1: probes at a function's entry address, grouped by (path, address).
+  // A map, not a scan: `-e 'libc:*'` makes thousands of probes.
+  std::map<std::pair<std::string_view, uint64_t>, uint32_t> at_entry;
+  for (const ProbeInfo& p : probes) {
+    if (p.offset_in_function != 0 || p.function.empty()) continue;
+    auto [it, fresh] = at_entry.try_emplace({p.path, p.vaddr}, 0);
+    if (fresh) {
+      it->second = add_function(p, display_name(p));
+      attach(it->second, p);
+      continue;
+    }
+    const FunctionInfo& same = out.functions[it->second];
+    const uint32_t slot = p.kind == ProbeKind::Entry ? same.entry_probe : same.return_probe;
+    if (slot == kNoProbe) {
+      attach(it->second, p);
+    } else {
+      std::ostringstream name;
+      name << display_name(p) << " [probe #" << p.index << "]";
+      attach(add_function(p, name.str()), p);
+    }
+  }
+  // Pass 2: mid-function probes and raw offsets outside functions count hits.
+  for (const ProbeInfo& p : probes) {
+    if (p.offset_in_function == 0 && !p.function.empty()) continue;
+    attach(add_function(p, display_name(p)), p);
+  }
+
+  // Roles and value slots, once every function knows its probes.
+  for (const ProbeInfo& p : probes) {
+    const uint32_t fn = out.function_of_probe[p.index];
+    const FunctionInfo& f = out.functions[fn];
+    out.role_of_probe[p.index] =
+        !f.paired() ? ProbeRole::HitOnly : (p.kind == ProbeKind::Entry ? ProbeRole::Entry : ProbeRole::Return);
+  }
+  std::vector<const std::vector<ValueSpec>*> values_by_index(slots, nullptr);
+  for (const ProbeInfo& p : probes) values_by_index[p.index] = &p.values;
+  auto values_of = [&](uint32_t probe) { return values_by_index[probe]; };
+  for (FunctionInfo& f : out.functions) {
+    if (const auto* v = f.entry_probe == kNoProbe ? nullptr : values_of(f.entry_probe)) {
+      f.values.insert(f.values.end(), v->begin(), v->end());
+      out.first_slot_of_probe[f.entry_probe] = 0;
+    }
+    f.return_values_at = static_cast<uint16_t>(f.values.size());
+    if (const auto* v = f.return_probe == kNoProbe ? nullptr : values_of(f.return_probe)) {
+      f.values.insert(f.values.end(), v->begin(), v->end());
+      out.first_slot_of_probe[f.return_probe] = f.return_values_at;
+    }
+  }
+  return out;
+}
+
+}  // namespace uprof

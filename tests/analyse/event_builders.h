@@ -1,0 +1,114 @@
+// Hand-built probe tables and event streams for the analyse tests.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "uprof/analyse/pairing.h"
+#include "uprof/store/recording.h"
+
+namespace uprof::test {
+
+inline ProbeInfo probe(uint32_t index, ProbeKind kind, std::string function, uint64_t vaddr,
+                       std::vector<std::string> value_names = {}, uint64_t offset_in_function = 0,
+                       std::string path = "./app") {
+  // Assigned, not designated: recording.h's structs leave some members without
+  // initializers, and -Wextra flags those a designated initializer skips.
+  ProbeInfo p;
+  p.index = index;
+  p.kind = kind;
+  p.spec = function;
+  p.path = std::move(path);
+  p.function = std::move(function);
+  p.vaddr = vaddr;
+  p.offset_in_function = offset_in_function;
+  for (auto& n : value_names) {
+    p.values.push_back(ValueSpec{.name = std::move(n),
+                                 .source = kind == ProbeKind::Return ? ValueSource::ReturnValue : ValueSource::Register});
+  }
+  return p;
+}
+
+inline Event event(EventKind kind, uint32_t pid, uint32_t tid, uint64_t time) {
+  Event e;
+  e.kind = kind;
+  e.pid = pid;
+  e.tid = tid;
+  e.time = time;
+  return e;
+}
+
+inline Event sample(uint32_t probe, uint32_t tid, uint64_t time, std::initializer_list<uint64_t> values = {},
+                    uint32_t pid = 0) {
+  Event e = event(EventKind::Sample, pid == 0 ? tid : pid, tid, time);
+  e.probe = probe;
+  for (uint64_t v : values) e.values[e.nvalues++] = v;
+  return e;
+}
+
+inline Event lost(uint64_t time, uint64_t count = 1, uint32_t probe = UINT32_MAX) {
+  Event e = event(EventKind::Lost, 0, 0, time);
+  e.probe = probe;
+  e.lost = count;
+  return e;
+}
+
+inline Event exit_event(uint32_t tid, uint64_t time, uint32_t pid = 0) {
+  return event(EventKind::Exit, pid == 0 ? tid : pid, tid, time);
+}
+
+inline Event fork_event(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid, uint64_t time) {
+  Event e = event(EventKind::Fork, pid, tid, time);
+  e.nvalues = 2;
+  e.values[0] = parent_pid;
+  e.values[1] = parent_tid;
+  return e;
+}
+
+inline Event comm_event(uint32_t pid, uint32_t tid, std::string comm, uint64_t time = 0) {
+  Event e = event(EventKind::Comm, pid, tid, time);
+  e.comm = std::move(comm);
+  return e;
+}
+
+// Keeps everything the pairer reports, with the values copied out of their spans.
+struct CollectedCall {
+  Call call;
+  std::vector<uint64_t> entry_values;
+  std::vector<uint64_t> return_values;
+};
+struct CollectedUnmatched {
+  Unmatched unmatched;
+  std::vector<uint64_t> values;
+};
+
+class CollectingSink : public PairingSink {
+ public:
+  void on_call(const Call& c) override {
+    calls.push_back({c, {c.entry_values.begin(), c.entry_values.end()}, {c.return_values.begin(), c.return_values.end()}});
+    calls.back().call.entry_values = {};
+    calls.back().call.return_values = {};
+  }
+  void on_unmatched(const Unmatched& u) override {
+    unmatched.push_back({u, {u.values.begin(), u.values.end()}});
+    unmatched.back().unmatched.values = {};
+  }
+  void on_hit(const Hit& h) override {
+    hits.push_back(h);
+    hits.back().values = {};
+  }
+
+  std::size_t unmatched_count(UnmatchedReason r) const {
+    std::size_t n = 0;
+    for (const auto& u : unmatched) n += u.unmatched.reason == r;
+    return n;
+  }
+
+  std::vector<CollectedCall> calls;
+  std::vector<CollectedUnmatched> unmatched;
+  std::vector<Hit> hits;
+};
+
+}  // namespace uprof::test
