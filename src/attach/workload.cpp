@@ -1,0 +1,128 @@
+#include "uprof/attach/workload.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace uprof {
+
+Result<std::string> find_program(const std::string& cmd) {
+  if (cmd.empty()) return err("workload: empty command");
+  auto runnable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (cmd.find('/') != std::string::npos) {
+    struct stat st {};
+    if (::stat(cmd.c_str(), &st) != 0) return err("workload: ", cmd, ": ", std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) return err("workload: ", cmd, ": is a directory");
+    if (::access(cmd.c_str(), X_OK) != 0) return err("workload: ", cmd, ": not executable");
+    return cmd;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string cand = (dir.empty() ? "." : dir) + "/" + cmd;
+    if (runnable(cand)) return cand;
+    start = end + 1;
+  }
+  return err("workload: ", cmd, ": command not found in PATH");
+}
+
+Workload::Workload(Workload&& o) noexcept
+    : argv0_(std::move(o.argv0_)),
+      pid_(std::exchange(o.pid_, -1)),
+      go_(std::move(o.go_)),
+      exec_err_(std::move(o.exec_err_)),
+      started_(o.started_),
+      reaped_(o.reaped_),
+      status_(o.status_) {}
+
+Workload::~Workload() {
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    int st;
+    while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+Result<Workload> Workload::spawn(const std::vector<std::string>& argv) {
+  if (argv.empty()) return err("workload: no command given");
+  int go[2], ee[2];
+  if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(ee, O_CLOEXEC) != 0)
+    return err("workload: pipe: ", std::strerror(errno));
+  Workload w;
+  w.argv0_ = argv[0];
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) return err("workload: fork: ", std::strerror(errno));
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    ::close(go[1]);
+    ::close(ee[0]);
+    char c;
+    ssize_t n;
+    while ((n = ::read(go[0], &c, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 0) _exit(127);  // uprof gave up before starting us
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::execvp(args[0], args.data());
+    int e = errno;
+    ssize_t ignored = ::write(ee[1], &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+  }
+  ::close(go[0]);
+  ::close(ee[1]);
+  w.pid_ = pid;
+  w.go_.reset(go[1]);
+  w.exec_err_.reset(ee[0]);
+  return w;
+}
+
+Status Workload::start() {
+  started_ = true;
+  go_.reset();  // EOF in the child: exec now
+  int e = 0;
+  ssize_t n;
+  while ((n = ::read(exec_err_.get(), &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  exec_err_.reset();
+  if (n == static_cast<ssize_t>(sizeof e)) {
+    wait();
+    return err("workload: ", argv0_, ": ", std::strerror(e));
+  }
+  return ok();
+}
+
+Result<int> Workload::wait() {
+  if (reaped_) return status_;
+  int st = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid_, &st, 0);
+    if (r == pid_) break;
+    if (r < 0 && errno == EINTR) continue;
+    return err("workload: waitpid: ", std::strerror(errno));
+  }
+  reaped_ = true;
+  status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return status_;
+}
+
+}  // namespace uprof
