@@ -1,0 +1,60 @@
+// Puts the events of all CPU ring buffers into time order as they are drained, in
+// bounded memory, so the data file is a time-ordered stream that report can pair
+// without sorting.
+//
+// Why it is safe: a pass reads every ring up to the head it sees when the pass
+// starts. A sample taken at time t is visible in its ring a moment after t, so any
+// sample that a later pass can still find was taken after the start of the pass
+// before the current one. After pass k ends, every pending event older than the
+// start of pass k-1 can go out: nothing older can come.
+//   pass k-1 starts at T1, pass k starts at T2, pass k ends -> flush events < T1
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "uprof/store/recording.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+class EventOrderer {
+ public:
+  using Sink = std::function<Status(const Event&)>;
+
+  void push(Event e);
+  // Call at the start of every drain pass with the clock's time then.
+  void pass_started(uint64_t now);
+  // Call when the pass has ended: emits, in time order, what can no longer be overtaken.
+  Status pass_ended(const Sink& sink);
+  // Emits everything left (after the final pass).
+  Status flush_all(const Sink& sink);
+
+  std::size_t pending() const { return heap_.size(); }
+  // Events that arrived older than something already emitted (should stay 0).
+  uint64_t late() const { return late_; }
+
+ private:
+  Status emit_before(uint64_t limit, const Sink& sink);
+  // Equal times keep their arrival order (a return and the entry of a tail call
+  // can share a timestamp).
+  struct Queued {
+    Event event;
+    uint64_t seq;
+  };
+  struct Later {
+    bool operator()(const Queued& a, const Queued& b) const {
+      return a.event.time > b.event.time || (a.event.time == b.event.time && a.seq > b.seq);
+    }
+  };
+  std::priority_queue<Queued, std::vector<Queued>, Later> heap_;
+  uint64_t seq_ = 0;
+  uint64_t prev_pass_start_ = 0;
+  uint64_t cur_pass_start_ = 0;
+  uint64_t last_emitted_ = 0;
+  uint64_t late_ = 0;
+};
+
+}  // namespace uprof

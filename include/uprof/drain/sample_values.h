@@ -1,0 +1,18 @@
+// A decoded perf sample -> the values its probe captures, in the probe's
+// ValueSpec order: registers by perf index, stack slots from the copied user stack.
+//   "%di" -> sample.reg(5);  "$stack1" -> 8 bytes at stack[8..16)
+#pragma once
+
+#include <span>
+
+#include "uprof/drain/record_decoder.h"
+#include "uprof/store/recording.h"
+
+namespace uprof {
+
+// Fills out.values / out.nvalues. Returns how many values were unavailable (a
+// register the sample lacks, a stack slot beyond the bytes the kernel copied);
+// those are stored as 0 and counted by the caller.
+unsigned extract_values(const Sample& s, std::span<const ValueSpec> specs, Event& out);
+
+}  // namespace uprof
