@@ -1,0 +1,55 @@
+// The most frequent values of a captured argument or return value, in bounded
+// memory: the Space-Saving sketch (Metwally, Agrawal, El Abbadi, 2005).
+//
+// It holds at most `capacity` (m) values with counts. A value already held counts
+// up; a new value takes a free slot, or replaces the value with the smallest count
+// c and starts from c + 1 with error c (it may have been seen c times unnoticed).
+// After N values (weights summed):
+//   - a held value's true count lies in [count - error, count], and error <= N/m;
+//   - a value not held was seen at most min_count() times, and min_count() <= N/m:
+//     so every value seen more than N/m times is held;
+//   - until m distinct values have been seen, every count is exact (error 0).
+// Example: m = 32 over a call stream where read(fd=3) is 90% of calls: fd 3 is
+// held, and its count is off by at most N/32 (in practice by far less).
+// merge() keeps these for the combined stream, N = N1 + N2: a value missing from
+// one side is counted as that side's min_count() (all of it error), and the m
+// largest are kept; each side's held counts sum to at most its N, so the m-th
+// largest merged count, the new min_count(), is still at most N/m.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace uprof {
+
+class TopValues {
+ public:
+  struct Entry {
+    uint64_t value = 0;
+    uint64_t count = 0;  // an upper bound of the true count
+    uint64_t error = 0;  // count - error is a lower bound
+  };
+
+  explicit TopValues(uint32_t capacity = 32) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  void add(uint64_t value, uint64_t times = 1);
+  void merge(const TopValues& other);
+
+  // The k largest counts, largest first (ties by value, smallest first).
+  std::vector<Entry> top(std::size_t k) const;
+  uint64_t total() const { return total_; }
+  uint32_t capacity() const { return capacity_; }
+  // The most times a value not held can have been seen (0 while nothing was evicted).
+  uint64_t min_count() const;
+  // Whether every count is exact (no value was ever replaced).
+  bool exact() const { return exact_; }
+
+ private:
+  std::vector<Entry> entries_;  // unsorted; at most capacity_
+  uint32_t capacity_;
+  uint32_t last_ = 0;           // the slot of the previous value: runs of one value skip the scan
+  uint64_t total_ = 0;
+  bool exact_ = true;
+};
+
+}  // namespace uprof
