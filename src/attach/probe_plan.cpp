@@ -1,0 +1,52 @@
+#include "uprof/attach/probe_plan.h"
+
+#include <set>
+#include <tuple>
+
+namespace uprof {
+
+Result<ProbePlan> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
+  ProbePlan plan;
+  std::set<std::tuple<std::string, uint64_t, ProbeKind>> seen;
+  for (const auto& r : resolved) {
+    const ArchInfo& arch = arch_info(r.arch);
+    std::vector<ValueSpec> entry_values, return_values;
+    for (const auto& tok : r.values) {
+      UPROF_ASSIGN(auto v, parse_value_token(tok, arch));
+      if (!v) continue;  // $comm: always shown
+      if (v->for_return) return_values.push_back(v->spec);
+      else entry_values.push_back(v->spec);
+    }
+    if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
+      return err("spec: '", r.spec, "': at most ", kMaxValues, " values per probe");
+    // A probe inside a function has no return of its own; a raw offset neither.
+    bool at_entry = r.offset_in_function == 0 && !r.function.empty();
+    bool want_entry = !r.is_return && !opts.return_only;
+    bool want_return = at_entry && (r.is_return || !opts.entry_only);
+    if (r.is_return && !at_entry)
+      return err("spec: '", r.spec, "': a return probe needs a function entry");
+    if (!want_entry && !entry_values.empty())
+      return err("spec: '", r.spec, "': values ", r.values.front(), "... need an entry probe, and there is none");
+    if (!want_return && !return_values.empty())
+      return err("spec: '", r.spec, "': $retval needs a return probe, and ",
+                 at_entry ? "--entry-only removed it" : "a probe inside a function has none");
+    if (!want_entry && !want_return) continue;
+
+    auto add = [&](ProbeKind kind, std::vector<ValueSpec> values) {
+      if (!seen.insert({r.path, r.file_offset, kind}).second) return;
+      ProbeInfo p{.index = static_cast<uint32_t>(plan.probes.size()), .kind = kind, .spec = r.spec,
+                  .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
+                  .file_offset = r.file_offset, .vaddr = r.vaddr, .offset_in_function = r.offset_in_function,
+                  .values = std::move(values)};
+      auto needs = sample_needs(p.values, arch);
+      plan.content.push_back({.regs_mask = needs.regs_mask, .stack_bytes = needs.stack_bytes});
+      plan.probes.push_back(std::move(p));
+    };
+    if (want_entry) add(ProbeKind::Entry, std::move(entry_values));
+    if (want_return) add(ProbeKind::Return, std::move(return_values));
+  }
+  if (plan.probes.empty()) return err("record: nothing to probe (--entry-only and --return-only together?)");
+  return plan;
+}
+
+}  // namespace uprof
