@@ -1,0 +1,128 @@
+// Every perf event of one recording: one event per probe per online CPU, all
+// following one process (pid = workload, cpu = N, inherit = 1), and one ring
+// buffer per CPU that every event of that CPU writes into.
+//
+//   cpu 0:  [add entry] --mmap--> ring 0 <--SET_OUTPUT-- [add return]
+//   cpu 1:  [add entry] --mmap--> ring 1 <--SET_OUTPUT-- [add return]
+//
+// Why per CPU: an inherited per-task event (cpu = -1) cannot be mmapped (EINVAL),
+// and without inherit the workload's threads and children go unseen. Samples of
+// one thread land in whichever CPU's ring it ran on: merge the rings by time.
+//
+// Which probe a sample belongs to: its PERF_SAMPLE_IDENTIFIER is the kernel id of
+// the event (the parent event's, for inherited ones), mapped here to the
+// caller's probe_index.
+//
+// Two backends (see tracefs_uprobe.h for the measurements):
+//   UprobePmu  the dynamic uprobe PMU; nothing left in tracefs. Follows only the
+//              workload's exec'd main thread: the kernel does not inherit these
+//              events into threads or forked children.
+//   Tracefs    a uprobe defined in tracefs, opened as a tracepoint; follows
+//              threads and forked children.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "uprof/attach/event_attr.h"
+#include "uprof/attach/tracefs_uprobe.h"
+#include "uprof/attach/uprobe_pmu.h"
+#include "uprof/drain/ring_buffer.h"
+#include "uprof/util/result.h"
+#include "uprof/util/unique_fd.h"
+
+namespace uprof {
+
+struct ProbeRequest {
+  std::string path{};
+  uint64_t offset = 0;  // file offset
+  bool is_return = false;
+  SampleContent content{};
+  uint32_t probe_index = 0;  // the caller's; several requests may share one
+  uint64_t ref_ctr_offset = 0;
+};
+
+enum class ProbeBackend : uint8_t { UprobePmu, Tracefs };
+
+struct EventSetOptions {
+  ProbeBackend backend = ProbeBackend::UprobePmu;
+  StartMode start = StartMode::OnExec;
+  std::size_t ring_data_pages = 256;  // per CPU, a power of two (1 MiB with 4 KiB pages)
+  uint32_t wakeup_watermark = 0;      // bytes; 0 = a quarter of the ring
+  std::string pmu_dir = kUprobePmuDir;
+  std::string online_cpus_path = "/sys/devices/system/cpu/online";
+  std::string tracefs_dir{};  // "" = find it
+};
+
+struct ProbeHits {
+  uint32_t probe_index = 0;
+  uint64_t hits = 0;
+};
+
+class EventSet {
+ public:
+  // Opens every event (disabled), maps the rings, redirects, and collects ids.
+  // With StartMode::OnExec the events start at `pid`'s next exec.
+  static Result<EventSet> open(std::span<const ProbeRequest> probes, pid_t pid,
+                               const EventSetOptions& options = {});
+
+  EventSet(EventSet&&) noexcept = default;
+  EventSet& operator=(EventSet&&) noexcept = default;
+  EventSet(const EventSet&) = delete;
+  EventSet& operator=(const EventSet&) = delete;
+  ~EventSet() = default;
+
+  Status enable();
+  Status disable();
+
+  // The kernel's hit count per probe_index (summed over CPUs and requests, and
+  // over inherited threads and children), in order of first appearance.
+  Result<std::vector<ProbeHits>> counts() const;
+
+  // The request behind a sample's (or LOST record's) id, nullptr if unknown.
+  const ProbeRequest* find_request(uint64_t id) const;
+  // The attr that request was opened with (config1 cleared: it pointed at a
+  // string of the caller). Decoders take sample_type and sample_regs_user from it.
+  const perf_event_attr* find_attr(uint64_t id) const;
+
+  std::span<RingBuffer> rings() { return rings_; }
+  const std::vector<int>& cpus() const { return cpus_; }
+  std::size_t event_count() const { return events_.size(); }
+  pid_t pid() const { return pid_; }
+
+ private:
+  EventSet() = default;
+  Status open_all(const EventSetOptions& options);
+
+  struct Event {
+    UniqueFd fd;
+    int cpu = -1;
+    std::size_t request = 0;
+    uint64_t id = 0;
+  };
+
+  // Destroyed in reverse order: rings (unmapped) first, then the event fds, and
+  // only then the tracefs probes, which the kernel will not remove while in use.
+  std::vector<TracefsUprobe> tracefs_;
+  std::vector<Event> events_;
+  std::vector<RingBuffer> rings_;
+  std::vector<ProbeRequest> requests_;
+  std::vector<perf_event_attr> attrs_;  // one per request
+  std::unordered_map<uint64_t, std::size_t> id_to_request_;
+  std::vector<int> cpus_;
+  pid_t pid_ = -1;
+};
+
+// Raises RLIMIT_NOFILE's soft limit (up to the hard limit) so that `needed` more
+// descriptors fit; an error says how to raise the hard limit when even that is
+// too low.
+Status ensure_fd_headroom(std::size_t needed);
+
+}  // namespace uprof

@@ -1,0 +1,73 @@
+// The recording loop: sleep in epoll until a ring crosses its wakeup watermark
+// (or a short interval passes), drain every ring, and repeat until the stop
+// condition holds; then disable the events and drain everything that is left.
+//
+//   epoll { ring fds (POLLIN at the watermark), pidfd of the workload }
+//     -> pass: ring 0, ring 1, ... each drained up to the head read at its start
+//     -> workload exited / flag set / deadline passed
+//     -> disable events -> final passes until every ring is empty
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "uprof/drain/ring_buffer.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct StopCondition {
+  // Stop when this process has exited (watched with a pidfd; it is not reaped:
+  // its exit status stays for the caller's waitpid). -1: no workload.
+  pid_t workload = -1;
+  // Stop when set, e.g. by a SIGINT handler (a lock-free atomic is signal-safe).
+  const std::atomic<bool>* flag = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> deadline{};
+};
+
+enum class StopReason : uint8_t { WorkloadExited, Flag, Deadline };
+std::string_view to_string(StopReason reason);
+
+struct DrainLoopOptions {
+  // Longest sleep between passes: how late a flag or an exit is noticed when no
+  // signal interrupts the wait, and how long samples below the watermark wait.
+  int poll_interval_ms = 100;
+  // Called around every pass over all rings, the final ones included: a consumer
+  // that merges the rings by time learns when a pass began and ended (see
+  // event_order.h). An error from on_pass_end ends the loop like a record error.
+  std::function<void()> on_pass_start{};
+  std::function<Status()> on_pass_end{};
+};
+
+struct DrainLoopResult {
+  StopReason reason = StopReason::WorkloadExited;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t wrapped = 0;   // records that crossed a buffer's end
+  uint64_t passes = 0;    // drain passes over all rings, final ones included
+  uint64_t wakeups = 0;   // epoll returns with a ready ring
+};
+
+// Called for every record; `ring` is the index into the rings given.
+using RingRecordFn = std::function<Status(std::size_t ring, std::span<const std::byte> record)>;
+
+// Runs until `stop` holds, then calls `disable_events` and drains the rings
+// empty. An error from `on_record` or from a ring ends the loop at once (the
+// events are not disabled then: the caller owns them).
+Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCondition& stop,
+                                       const RingRecordFn& on_record,
+                                       const std::function<Status()>& disable_events,
+                                       const DrainLoopOptions& options = {});
+
+// One pass over every ring (what the loop does on each wakeup).
+Result<DrainStats> drain_all(std::span<RingBuffer> rings, const RingRecordFn& on_record);
+
+}  // namespace uprof

@@ -1,0 +1,162 @@
+#include "uprof/attach/event_set.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "uprof/attach/cpu_list.h"
+#include "uprof/attach/perf_event.h"
+
+namespace uprof {
+namespace {
+
+// Descriptors uprof itself may still open while recording (data file, ELF files,
+// /proc files): kept free beyond the events.
+constexpr std::size_t kFdSlack = 64;
+
+std::size_t open_fd_count() {
+  std::size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+UprobeTarget target_of(const ProbeRequest& r) {
+  return UprobeTarget{.path = r.path, .offset = r.offset, .is_return = r.is_return,
+                      .ref_ctr_offset = r.ref_ctr_offset};
+}
+
+}  // namespace
+
+Status ensure_fd_headroom(std::size_t needed) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0)
+    return err("attach: getrlimit(RLIMIT_NOFILE): ", std::strerror(errno));
+  std::size_t want = open_fd_count() + needed + kFdSlack;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= want) return ok();
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+    return err("attach: ", needed, " perf events (one per probe per CPU) need about ", want,
+               " file descriptors but RLIMIT_NOFILE's hard limit is ", rl.rlim_max,
+               ": raise it (ulimit -Hn ", want, " as root, LimitNOFILE= for a service, or "
+               "/etc/security/limits.conf) or probe fewer functions");
+  rlimit raised = rl;
+  raised.rlim_cur = rl.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &raised) != 0)
+    return err("attach: raising RLIMIT_NOFILE from ", rl.rlim_cur, " to ", rl.rlim_max, ": ",
+               std::strerror(errno));
+  return ok();
+}
+
+Result<EventSet> EventSet::open(std::span<const ProbeRequest> probes, pid_t pid,
+                                const EventSetOptions& options) {
+  if (probes.empty()) return err("attach: no probes to open");
+  EventSet set;
+  set.pid_ = pid;
+  set.requests_.assign(probes.begin(), probes.end());
+  UPROF_ASSIGN(set.cpus_, read_online_cpus(options.online_cpus_path));
+  UPROF_TRY(set.open_all(options));
+  return set;
+}
+
+Status EventSet::open_all(const EventSetOptions& options) {
+  const std::size_t ring_bytes = options.ring_data_pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  AttrOptions attr_options{
+      .start = options.start,
+      .wakeup_watermark = options.wakeup_watermark != 0 ? options.wakeup_watermark
+                                                        : static_cast<uint32_t>(ring_bytes / 4)};
+
+  // One attr per request; config1 (the path pointer) is filled in just before
+  // each open, from requests_, which does not move while this runs.
+  std::optional<UprobePmu> pmu;
+  if (options.backend == ProbeBackend::UprobePmu) {
+    UPROF_ASSIGN(UprobePmu p, read_uprobe_pmu(options.pmu_dir));
+    pmu = p;
+    for (const ProbeRequest& r : requests_) {
+      UprobeTarget t = target_of(r);
+      UPROF_TRY(check_uprobe_target(p, t));
+      perf_event_attr a = build_uprobe_attr(p, t, r.content, attr_options);
+      a.config1 = 0;
+      attrs_.push_back(a);
+    }
+  } else {
+    std::string dir = options.tracefs_dir;
+    if (dir.empty()) { UPROF_ASSIGN(dir, find_tracefs()); }
+    std::string group = tracefs_group_for_this_process();
+    for (const ProbeRequest& r : requests_) {
+      UPROF_ASSIGN(TracefsUprobe probe,
+                   TracefsUprobe::create(dir, TracefsUprobeSpec{.group = group,
+                                                                 .name = next_tracefs_event_name(),
+                                                                 .path = r.path,
+                                                                 .offset = r.offset,
+                                                                 .is_return = r.is_return,
+                                                                 .ref_ctr_offset = r.ref_ctr_offset}));
+      attrs_.push_back(build_tracepoint_attr(probe.tracepoint_id(), r.content, attr_options));
+      tracefs_.push_back(std::move(probe));
+    }
+  }
+
+  UPROF_TRY(ensure_fd_headroom(requests_.size() * cpus_.size()));
+
+  for (int cpu : cpus_) {
+    int ring_fd = -1;
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      UprobeTarget t = target_of(requests_[i]);
+      perf_event_attr a = attrs_[i];
+      if (pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
+      UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
+      UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
+      if (ring_fd < 0) {
+        UPROF_ASSIGN(RingBuffer ring, RingBuffer::map(fd.get(), options.ring_data_pages, cpu));
+        ring_fd = fd.get();
+        rings_.push_back(std::move(ring));
+      } else {
+        UPROF_TRY(redirect_output(fd.get(), ring_fd));
+      }
+      id_to_request_[id] = i;
+      events_.push_back(Event{.fd = std::move(fd), .cpu = cpu, .request = i, .id = id});
+    }
+  }
+  return ok();
+}
+
+Status EventSet::enable() {
+  for (auto& e : events_) UPROF_TRY(enable_event(e.fd.get()));
+  return ok();
+}
+
+Status EventSet::disable() {
+  for (auto& e : events_) UPROF_TRY(disable_event(e.fd.get()));
+  return ok();
+}
+
+Result<std::vector<ProbeHits>> EventSet::counts() const {
+  std::vector<ProbeHits> out;
+  for (const auto& e : events_) {
+    UPROF_ASSIGN(uint64_t n, read_counter(e.fd.get()));
+    uint32_t index = requests_[e.request].probe_index;
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const ProbeHits& c) { return c.probe_index == index; });
+    if (it == out.end()) out.push_back(ProbeHits{.probe_index = index, .hits = n});
+    else it->hits += n;
+  }
+  return out;
+}
+
+const ProbeRequest* EventSet::find_request(uint64_t id) const {
+  auto it = id_to_request_.find(id);
+  return it == id_to_request_.end() ? nullptr : &requests_[it->second];
+}
+
+const perf_event_attr* EventSet::find_attr(uint64_t id) const {
+  auto it = id_to_request_.find(id);
+  return it == id_to_request_.end() ? nullptr : &attrs_[it->second];
+}
+
+}  // namespace uprof

@@ -1,0 +1,116 @@
+#include "uprof/attach/perf_event.h"
+
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+namespace uprof {
+namespace {
+
+std::string describe(const perf_event_attr& attr, pid_t pid, int cpu, const UprobeTarget* probe) {
+  std::ostringstream os;
+  os << "perf_event_open(";
+  if (probe) os << probe->path << ":0x" << std::hex << probe->offset << std::dec
+                << (probe->is_return ? " return" : "");
+  else os << "type " << attr.type << " config 0x" << std::hex << attr.config << std::dec;
+  os << ", pid " << pid << ", cpu " << cpu << ")";
+  return os.str();
+}
+
+}  // namespace
+
+std::string open_error_message(int e, const perf_event_attr& attr, pid_t pid, int cpu,
+                               const UprobeTarget* probe) {
+  std::ostringstream os;
+  os << "attach: " << describe(attr, pid, cpu, probe) << ": ";
+  switch (e) {
+    case EACCES:
+    case EPERM:
+      os << "the uprobe PMU needs CAP_SYS_ADMIN (run as root)";
+      break;
+    case EMFILE: {
+      rlimit rl{};
+      ::getrlimit(RLIMIT_NOFILE, &rl);
+      os << "too many open files (RLIMIT_NOFILE " << rl.rlim_cur << ", hard " << rl.rlim_max
+         << "): one event per probe per CPU is needed; raise the hard limit (ulimit -Hn, "
+            "or LimitNOFILE= for a service) or probe fewer functions";
+      break;
+    }
+    case ENFILE:
+      os << "the system-wide file table is full (fs.file-max)";
+      break;
+    case ENOENT:
+      if (probe) os << "no such file '" << probe->path << "'";
+      else os << "no such PMU or event";
+      break;
+    case EINVAL:
+      if (probe)
+        os << "the kernel refused offset 0x" << std::hex << probe->offset << std::dec << " in '"
+           << probe->path << "' (beyond the file's end, misaligned for the architecture, "
+           << "or not a regular file)";
+      else os << "invalid attribute";
+      break;
+    case ESRCH:
+      os << "no process " << pid << " (it exited?)";
+      break;
+    case E2BIG:
+      os << "path too long or attr size not understood by this kernel";
+      break;
+    case EOPNOTSUPP:
+      os << "a requested sample field is not supported for this event";
+      break;
+    default:
+      break;
+  }
+  os << (os.str().back() == ' ' ? "" : ": ") << std::strerror(e);
+  return os.str();
+}
+
+Result<UniqueFd> open_perf_event(const perf_event_attr& attr, pid_t pid, int cpu, int group_fd,
+                                 unsigned long flags, const UprobeTarget* probe) {
+  long fd = ::syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, flags);
+  if (fd < 0) return Error{open_error_message(errno, attr, pid, cpu, probe)};
+  return UniqueFd(static_cast<int>(fd));
+}
+
+Status redirect_output(int fd, int target_fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target_fd) != 0)
+    return err("attach: PERF_EVENT_IOC_SET_OUTPUT ", fd, " -> ", target_fd, ": ",
+               std::strerror(errno));
+  return ok();
+}
+
+Result<uint64_t> event_id(int fd) {
+  uint64_t id = 0;
+  if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+    return err("attach: PERF_EVENT_IOC_ID on fd ", fd, ": ", std::strerror(errno));
+  return id;
+}
+
+Result<uint64_t> read_counter(int fd) {
+  uint64_t v = 0;
+  ssize_t n = ::read(fd, &v, sizeof v);
+  if (n != static_cast<ssize_t>(sizeof v))
+    return err("attach: reading the counter of fd ", fd, ": ",
+               n < 0 ? std::strerror(errno) : "short read");
+  return v;
+}
+
+Status enable_event(int fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0)
+    return err("attach: PERF_EVENT_IOC_ENABLE on fd ", fd, ": ", std::strerror(errno));
+  return ok();
+}
+
+Status disable_event(int fd) {
+  if (::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) != 0)
+    return err("attach: PERF_EVENT_IOC_DISABLE on fd ", fd, ": ", std::strerror(errno));
+  return ok();
+}
+
+}  // namespace uprof

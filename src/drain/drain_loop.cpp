@@ -1,0 +1,154 @@
+#include "uprof/drain/drain_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "uprof/util/unique_fd.h"
+
+namespace uprof {
+namespace {
+
+// epoll tag of the workload's pidfd; rings are tagged with their index.
+constexpr uint64_t kPidfdTag = ~uint64_t{0};
+
+// Whether `pid` has exited, without reaping it (for kernels without pidfd_open).
+bool exited_without_reaping(pid_t pid) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    return errno == ECHILD;  // not our child, or already reaped: nothing left to wait for
+  return info.si_pid == pid;
+}
+
+// One pass over all rings, wrapped in the caller's pass hooks.
+Result<DrainStats> pass(std::span<RingBuffer> rings, const RingRecordFn& on_record,
+                        const DrainLoopOptions& options) {
+  if (options.on_pass_start) options.on_pass_start();
+  UPROF_ASSIGN(DrainStats s, drain_all(rings, on_record));
+  if (options.on_pass_end) UPROF_TRY(options.on_pass_end());
+  return s;
+}
+
+void add(DrainLoopResult& r, const DrainStats& s) {
+  r.records += s.records;
+  r.bytes += s.bytes;
+  r.wrapped += s.wrapped;
+  ++r.passes;
+}
+
+}  // namespace
+
+std::string_view to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::WorkloadExited: return "workload exited";
+    case StopReason::Flag: return "stop requested";
+    case StopReason::Deadline: return "deadline reached";
+  }
+  return "?";
+}
+
+Result<DrainStats> drain_all(std::span<RingBuffer> rings, const RingRecordFn& on_record) {
+  DrainStats total;
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    UPROF_ASSIGN(DrainStats s, rings[i].drain([&](std::span<const std::byte> rec) {
+      return on_record(i, rec);
+    }));
+    total.records += s.records;
+    total.bytes += s.bytes;
+    total.wrapped += s.wrapped;
+  }
+  return total;
+}
+
+Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCondition& stop,
+                                       const RingRecordFn& on_record,
+                                       const std::function<Status()>& disable_events,
+                                       const DrainLoopOptions& options) {
+  UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+  if (!ep.valid()) return err("drain: epoll_create1: ", std::strerror(errno));
+  for (std::size_t i = 0; i < rings.size(); ++i) {
+    if (rings[i].fd() < 0) continue;  // a ring without an event (tests): drained on each pass
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = i;
+    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, rings[i].fd(), &ev) != 0)
+      return err("drain: epoll_ctl(ADD ring ", i, "): ", std::strerror(errno));
+  }
+  UniqueFd pidfd;
+  if (stop.workload > 0) {
+    pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, stop.workload, 0)));
+    if (pidfd.valid()) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = kPidfdTag;
+      if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, pidfd.get(), &ev) != 0)
+        return err("drain: epoll_ctl(ADD pidfd): ", std::strerror(errno));
+    }
+    // Without a pidfd (Linux < 5.3) exits are polled with waitid(WNOWAIT) below.
+  }
+
+  DrainLoopResult result;
+  std::vector<epoll_event> events(rings.size() + 1);
+  bool workload_exited = false;
+  for (;;) {
+    if (stop.flag && stop.flag->load(std::memory_order_relaxed)) {
+      result.reason = StopReason::Flag;
+      break;
+    }
+    if (workload_exited) {
+      result.reason = StopReason::WorkloadExited;
+      break;
+    }
+    int timeout = options.poll_interval_ms;
+    if (stop.deadline) {
+      // Rounded up: waking a little early would only spin once more.
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          *stop.deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        result.reason = StopReason::Deadline;
+        break;
+      }
+      timeout = static_cast<int>(std::min<int64_t>(timeout, left.count()));
+    }
+    int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeout);
+    if (n < 0 && errno != EINTR) return err("drain: epoll_wait: ", std::strerror(errno));
+    bool ring_ready = false;
+    for (int k = 0; k < n; ++k) {
+      if (events[k].data.u64 == kPidfdTag) {
+        workload_exited = true;
+        continue;
+      }
+      ring_ready = true;
+      // A ring reports HUP once the events writing to it are gone (their task
+      // exited); it would stay ready forever, so stop watching it. The passes
+      // below still drain it.
+      if (events[k].events & (EPOLLHUP | EPOLLERR)) {
+        std::size_t i = static_cast<std::size_t>(events[k].data.u64);
+        ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, rings[i].fd(), nullptr);
+      }
+    }
+    if (ring_ready) ++result.wakeups;
+    if (!pidfd.valid() && stop.workload > 0 && exited_without_reaping(stop.workload))
+      workload_exited = true;
+    UPROF_ASSIGN(DrainStats s, pass(rings, on_record, options));
+    add(result, s);
+  }
+
+  if (disable_events) UPROF_TRY(disable_events());
+  // After the disable nothing new arrives; one pass would do, but keep going
+  // until a pass finds every ring empty rather than rely on that.
+  for (;;) {
+    UPROF_ASSIGN(DrainStats s, pass(rings, on_record, options));
+    add(result, s);
+    if (s.records == 0) break;
+  }
+  return result;
+}
+
+}  // namespace uprof
