@@ -34,8 +34,8 @@ enum class ProbeRole : uint8_t {
 };
 
 struct FunctionInfo {
-  std::string name;             // "parse", "parse+0x10", "./app:0x1139" outside every function
-  std::string path;
+  std::string name{};             // "parse", "parse+0x10", "./app:0x1139" outside every function
+  std::string path{};
   uint64_t entry_vaddr = 0;     // vaddr - offset_in_function
   uint32_t entry_probe = kNoProbe;
   uint32_t return_probe = kNoProbe;

@@ -1,0 +1,291 @@
+#include "uprof/analyse/aggregate.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace uprof {
+
+namespace {
+
+constexpr uint64_t kNoValueBit = uint64_t{1} << 63;   // in Key::a: the call did not capture --by
+constexpr uint64_t kOtherBit = uint64_t{1} << 62;     // in Key::a: past max_value_groups
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+bool any_glob_match(const std::vector<std::string>& patterns, const std::string& text) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, text); });
+}
+
+bool value_less(uint64_t a, uint64_t b, bool is_signed) {
+  return is_signed ? static_cast<int64_t>(a) < static_cast<int64_t>(b) : a < b;
+}
+
+std::vector<bool> select_functions(const std::vector<FunctionInfo>& functions, const AggregateFilter& filter) {
+  std::vector<bool> out(functions.size(), true);
+  if (filter.functions.empty()) return out;
+  for (std::size_t i = 0; i < functions.size(); ++i) out[i] = any_glob_match(filter.functions, functions[i].name);
+  return out;
+}
+
+int32_t slot_named(const FunctionInfo& f, const std::string& name) {
+  if (name.empty()) return -1;
+  for (std::size_t i = 0; i < f.values.size(); ++i) {
+    if (f.values[i].name == name) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+uint64_t normalize_value(uint64_t raw, const ValueSpec& spec) {
+  if (spec.size == 0 || spec.size >= 8) return raw;
+  const unsigned bits = spec.size * 8u;
+  const uint64_t v = raw & ((uint64_t{1} << bits) - 1);
+  if (!spec.is_signed) return v;
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  return (v ^ sign) - sign;  // sign-extends: 0xfffffffe (4 bytes) -> 0xffffffff'fffffffe
+}
+
+void ValueStats::add(uint64_t normalized) {
+  if (count == 0 || value_less(normalized, min, is_signed)) min = normalized;
+  if (count == 0 || value_less(max, normalized, is_signed)) max = normalized;
+  ++count;
+  top.add(normalized);
+}
+
+void ValueStats::merge(const ValueStats& other) {
+  if (other.count == 0) return;
+  if (count == 0 || value_less(other.min, min, is_signed)) min = other.min;
+  if (count == 0 || value_less(max, other.max, is_signed)) max = other.max;
+  count += other.count;
+  top.merge(other.top);
+}
+
+uint64_t GroupStats::unmatched_total() const {
+  uint64_t n = 0;
+  for (uint64_t u : unmatched) n += u;
+  return n;
+}
+
+void GroupStats::merge(const GroupStats& other) {
+  calls += other.calls;
+  latency.merge(other.latency);
+  if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
+  calls_spanning_loss += other.calls_spanning_loss;
+  for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
+  for (std::size_t i = 0; i < values.size() && i < other.values.size(); ++i) values[i].merge(other.values[i]);
+}
+
+Status check_aggregate_options(const ProbeFunctions& functions, const AggregateOptions& options) {
+  const AggregateFilter& f = options.filter;
+  for (const std::string& pattern : f.functions) {
+    const bool any = std::any_of(functions.functions.begin(), functions.functions.end(),
+                                 [&](const FunctionInfo& fn) { return glob_match(pattern, fn.name); });
+    if (!any) return err("report: no probed function matches '", pattern, "'");
+  }
+  if (!options.by_value.empty()) {
+    const auto selected = select_functions(functions.functions, f);
+    std::string captured;
+    bool found = false;
+    for (std::size_t i = 0; i < functions.functions.size(); ++i) {
+      if (!selected[i]) continue;
+      for (const ValueSpec& v : functions.functions[i].values) {
+        found |= v.name == options.by_value;
+        if (captured.find(v.name) == std::string::npos) captured += (captured.empty() ? "" : ", ") + v.name;
+      }
+    }
+    if (!found) {
+      return err("report: --by ", options.by_value, ": no selected function captures a value of that name",
+                 captured.empty() ? std::string(" (none captures any value)") : " (captured: " + captured + ")");
+    }
+  }
+  if (f.since && f.until && *f.since >= *f.until) {
+    return err("report: --since ", *f.since, "ns is not before --until ", *f.until, "ns");
+  }
+  return ok();
+}
+
+Aggregator::Aggregator(const ProbeFunctions& functions, AggregateOptions options)
+    : functions_(functions.functions),
+      first_slot_of_probe_(functions.first_slot_of_probe),
+      function_of_probe_(functions.function_of_probe),
+      options_(std::move(options)),
+      selected_(select_functions(functions_, options_.filter)) {
+  for (const FunctionInfo& f : functions_) {
+    entry_probe_of_.push_back(f.entry_probe);
+    by_slot_.push_back(slot_named(f, options_.by_value));
+  }
+  const AggregateFilter& filter = options_.filter;
+  if (filter.since) since_ = options_.start_time + *filter.since;
+  if (filter.until) until_ = *filter.until > UINT64_MAX - options_.start_time ? UINT64_MAX
+                                                                                : options_.start_time + *filter.until;
+  keyed_ = options_.by != GroupBy::Function || !options_.by_value.empty();
+  if (!keyed_) {
+    group_of_function_.assign(functions_.size(), UINT32_MAX);
+    for (uint32_t fn = 0; fn < functions_.size(); ++fn) {
+      if (!selected_[fn]) continue;
+      group_of_function_[fn] = static_cast<uint32_t>(groups_.size());
+      groups_.push_back(make_group(fn));
+    }
+  }
+}
+
+GroupStats Aggregator::make_group(uint32_t function) const {
+  GroupStats g{.function = function};
+  if (options_.linear) g.linear.emplace(*options_.linear);
+  for (const ValueSpec& spec : functions_[function].values) {
+    g.values.push_back(ValueStats{.is_signed = spec.is_signed, .top = TopValues(options_.top_capacity)});
+  }
+  return g;
+}
+
+Aggregator::ThreadInfo& Aggregator::thread_info(uint32_t pid, uint32_t tid) {
+  const auto ins = thread_index_.insert({.a = tid}, static_cast<uint32_t>(threads_.size()));
+  if (ins.inserted) threads_.push_back(ThreadInfo{.pid = pid});
+  ThreadInfo& t = threads_[ins.position];
+  if (t.pid != pid) t = ThreadInfo{.pid = pid};  // the tid now belongs to another process
+  return t;
+}
+
+void Aggregator::on_comm(uint32_t pid, uint32_t tid, std::string_view comm) {
+  ThreadInfo& t = thread_info(pid, tid);
+  t.comm = comm;
+  t.comm_selected = any_glob_match(options_.filter.comms, t.comm);
+  last_comm_answer_ = -1;
+}
+
+void Aggregator::on_fork(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid) {
+  // A new task is named after its parent until it execs or renames itself, and no
+  // Comm event says so.
+  const auto parent = thread_index_.find({.a = parent_tid});
+  if (!parent || threads_[*parent].pid != parent_pid) return;
+  const ThreadInfo inherited = threads_[*parent];
+  ThreadInfo& child = thread_info(pid, tid);
+  child.comm = inherited.comm;
+  child.comm_selected = inherited.comm_selected;
+  last_comm_answer_ = -1;
+}
+
+std::string_view Aggregator::comm(uint32_t pid, uint32_t tid) const {
+  const auto i = thread_index_.find({.a = tid});
+  return i && threads_[*i].pid == pid ? std::string_view(threads_[*i].comm) : std::string_view();
+}
+
+bool Aggregator::comm_selected(uint32_t pid, uint32_t tid) {
+  if (last_comm_answer_ >= 0 && last_comm_tid_ == tid && last_comm_pid_ == pid) return last_comm_answer_ == 1;
+  const auto i = thread_index_.find({.a = tid});
+  const bool yes = i && threads_[*i].pid == pid && threads_[*i].comm_selected;
+  last_comm_tid_ = tid;
+  last_comm_pid_ = pid;
+  last_comm_answer_ = yes ? 1 : 0;
+  return yes;
+}
+
+bool Aggregator::admit(uint32_t function, uint32_t pid, uint32_t tid, uint64_t time) {
+  if (!selected(function)) return false;  // not counted as filtered: it is not shown at all
+  const AggregateFilter& f = options_.filter;
+  const bool in = time >= since_ && time < until_ &&
+                  (f.pids.empty() || std::find(f.pids.begin(), f.pids.end(), pid) != f.pids.end()) &&
+                  (f.tids.empty() || std::find(f.tids.begin(), f.tids.end(), tid) != f.tids.end()) &&
+                  (f.comms.empty() || comm_selected(pid, tid));
+  filtered_out_ += !in;
+  return in;
+}
+
+std::optional<uint64_t> Aggregator::by_value_of(uint32_t function, uint32_t probe,
+                                                std::span<const uint64_t> values) const {
+  const int32_t slot = by_slot_[function];
+  if (slot < 0) return std::nullopt;
+  const FunctionInfo& f = functions_[function];
+  const uint32_t first = first_slot_of_probe_[probe];
+  const uint32_t count = probe == f.entry_probe ? f.return_values_at : f.values.size() - f.return_values_at;
+  const auto local = static_cast<uint32_t>(slot) - first;  // unsigned: also catches slot < first
+  if (local >= count || local >= values.size()) return std::nullopt;
+  return normalize_value(values[local], f.values[slot]);
+}
+
+void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values) const {
+  const FunctionInfo& f = functions_[g.function];
+  const uint32_t first = first_slot_of_probe_[probe];
+  const uint32_t count = probe == f.entry_probe ? f.return_values_at : f.values.size() - f.return_values_at;
+  const std::size_t n = std::min<std::size_t>(count, values.size());
+  for (std::size_t i = 0; i < n; ++i) g.values[first + i].add(normalize_value(values[i], f.values[first + i]));
+}
+
+GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value) {
+  if (!keyed_) return groups_[group_of_function_[function]];
+  const uint32_t id = options_.by == GroupBy::Thread ? tid : options_.by == GroupBy::Process ? pid : 0;
+  FlatIndex::Key key{.a = (uint64_t{function} << 32) | id | (by_value ? 0 : kNoValueBit), .b = by_value.value_or(0)};
+  if (last_group_ != UINT32_MAX && key == last_key_) return groups_[last_group_];
+  auto found = group_index_.find(key);
+  if (!found && by_value && value_groups_ >= options_.max_value_groups) {
+    key = {.a = (uint64_t{function} << 32) | id | kOtherBit, .b = 0};
+    found = group_index_.find(key);
+  }
+  if (!found) {
+    found = static_cast<uint32_t>(groups_.size());
+    group_index_.insert(key, *found);
+    GroupStats g = make_group(function);
+    g.pid = options_.by == GroupBy::Function ? 0 : pid;
+    g.tid = options_.by == GroupBy::Thread ? tid : 0;
+    if (options_.by == GroupBy::Thread) g.comm = comm(pid, tid);
+    g.other_values = (key.a & kOtherBit) != 0;
+    g.has_by_value = by_value && !g.other_values;
+    g.by_value = g.has_by_value ? *by_value : 0;
+    value_groups_ += g.has_by_value;
+    groups_.push_back(std::move(g));
+  }
+  last_key_ = key;
+  last_group_ = *found;
+  return groups_[*found];
+}
+
+void Aggregator::on_call(const Call& c) {
+  if (!admit(c.function, c.pid, c.tid, c.entry_time)) return;
+  const FunctionInfo& f = functions_[c.function];
+  std::optional<uint64_t> by;
+  if (by_slot_[c.function] >= 0) {
+    by = static_cast<uint32_t>(by_slot_[c.function]) < f.return_values_at
+             ? by_value_of(c.function, f.entry_probe, c.entry_values)
+             : by_value_of(c.function, f.return_probe, c.return_values);
+  }
+  GroupStats& g = group(c.function, c.pid, c.tid, by);
+  ++g.calls;
+  g.latency.record(c.duration);
+  if (g.linear) g.linear->record(c.duration);
+  g.calls_spanning_loss += c.spans_loss;
+  add_values(g, f.entry_probe, c.entry_values);
+  add_values(g, f.return_probe, c.return_values);
+}
+
+void Aggregator::on_unmatched(const Unmatched& u) {
+  if (!admit(u.function, u.pid, u.tid, u.time)) return;
+  GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values));
+  ++g.unmatched[static_cast<std::size_t>(u.reason)];
+  add_values(g, u.probe, u.values);
+}
+
+void Aggregator::on_hit(const Hit& h) {
+  if (!admit(h.function, h.pid, h.tid, h.time)) return;
+  GroupStats& g = group(h.function, h.pid, h.tid, by_value_of(h.function, h.probe, h.values));
+  ++g.calls;
+  add_values(g, h.probe, h.values);
+}
+
+std::vector<GroupStats> Aggregator::function_totals() const {
+  if (!keyed_) return groups_;
+  std::vector<GroupStats> out;
+  std::vector<uint32_t> position(functions_.size(), UINT32_MAX);
+  for (uint32_t fn = 0; fn < functions_.size(); ++fn) {
+    if (!selected_[fn]) continue;
+    position[fn] = static_cast<uint32_t>(out.size());
+    out.push_back(make_group(fn));
+  }
+  for (const GroupStats& g : groups_) out[position[g.function]].merge(g);
+  return out;
+}
+
+}  // namespace uprof
