@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "uprof/present/probe_listing.h"
+#include "uprof/resolve/dwarf_index.h"
 #include "uprof/resolve/resolver.h"
 
 namespace po = boost::program_options;
@@ -51,7 +52,20 @@ int cmd_probe(int argc, char** argv) {
     auto img = resolver.image(bin);
     if (!img) return fail(img.error().message);
     std::string pattern = args.empty() ? "" : args[0];
-    auto [text, n] = render_function_list(**img, pattern, nullptr);
+    // Signatures from DWARF when the file (or its debug file) has it; a listing
+    // without them is still useful, so a DWARF problem is only a warning.
+    std::optional<DwarfIndex> dwarf;
+    if (const ElfFile* df = (*img)->dwarf_file()) {
+      auto idx = DwarfIndex::build(df->elf(), df->path());
+      if (idx) dwarf.emplace(std::move(idx).value());
+      else std::cerr << "uprof: warning: " << idx.error().message << "\n";
+    }
+    SignatureLookup sig;
+    if (dwarf) sig = [&](uint64_t addr) {
+      const DwarfFunction* f = dwarf->at_entry(addr);
+      return f ? f->signature() : std::string();
+    };
+    auto [text, n] = render_function_list(**img, pattern, sig);
     if (n == 0) return fail("elf: " + bin + ": no function matches '" + pattern + "'");
     std::cout << text;
     return 0;

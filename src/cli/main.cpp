@@ -9,6 +9,7 @@ namespace uprof::cli {
 
 std::span<const Command> commands() {
   static const Command kCommands[] = {
+      {"record", "run a program (or attach to one) with probes on; write uprof.data", cmd_record},
       {"probe", "resolve probe specs to file offsets, or list a binary's functions", cmd_probe},
   };
   return kCommands;

@@ -1,0 +1,67 @@
+// One `uprof record` run, end to end: resolve the specs against the program, plan
+// the probes, start the workload stopped (or find the process to attach to), open
+// the events, drain the rings into the data file in time order, and account for
+// every event against the kernel's own counts.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "uprof/attach/event_set.h"
+#include "uprof/attach/probe_plan.h"
+#include "uprof/resolve/resolver.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct RecordRequest {
+  std::vector<std::string> specs;       // -e, each may expand to many functions
+  std::vector<std::string> command;     // the workload's argv; empty with attach_pid
+  pid_t attach_pid = -1;                // -p
+  std::string output = "uprof.data";
+  PlanOptions plan;
+  std::size_t ring_pages = 256;         // per CPU, a power of two
+  std::optional<double> duration_s;     // --duration
+  ResolveOptions resolve;
+  ProbeBackend backend = ProbeBackend::Tracefs;
+};
+
+struct ProbeTally {
+  uint64_t recorded = 0;
+  uint64_t kernel = 0;
+};
+
+struct RecordReport {
+  std::string output;
+  uint64_t bytes = 0;
+  uint64_t events = 0;       // everything written (samples, lost markers, comm)
+  uint64_t samples = 0;
+  uint64_t lost = 0;         // samples the kernel dropped (ring full)
+  uint64_t missing_values = 0;
+  uint64_t late = 0;         // events that arrived after newer ones were written
+  std::vector<ProbeTally> per_probe;
+  std::vector<ProbeInfo> probes;
+  int exit_status = 0;       // the workload's; 0 when attached
+  std::string stop_reason;
+  std::size_t cpus = 0;
+
+  uint64_t kernel_total() const;
+  uint64_t recorded_total() const;
+  // recorded + lost == kernel, probe by probe.
+  bool accounted() const;
+};
+
+// `stop` is set by a signal handler (Ctrl-C); `workload_pid` is published as soon
+// as the workload exists, so the handler can forward signals to it.
+Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<bool>& stop,
+                                   std::atomic<pid_t>& workload_pid);
+
+// "uprof: 2,000,000 events recorded, 0 lost (kernel counted 2,000,000); uprof.data, 41 MB"
+std::string summary_line(const RecordReport& r);
+
+}  // namespace uprof

@@ -1,0 +1,132 @@
+// uprof record: run a program (or attach to one) with probes on, write uprof.data.
+#include <signal.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <cstring>
+#include <iostream>
+#include <set>
+
+#include "command.h"
+#include "uprof/drain/recording_session.h"
+
+namespace po = boost::program_options;
+
+namespace uprof::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<pid_t> g_workload{-1};
+
+// Ctrl-C in a terminal reaches the whole foreground group, the workload included.
+// A signal sent to uprof alone (kill) is passed on, so the workload sees it too.
+void on_stop_signal(int sig, siginfo_t* info, void*) {
+  g_stop.store(true);
+  pid_t w = g_workload.load();
+  if (w > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(w, sig);
+}
+
+void install_handlers() {
+  struct sigaction sa {};
+  sa.sa_sigaction = on_stop_signal;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Splits "uprof record [OPTIONS] [--] CMD ARGS..." at the workload's command:
+// after "--", or at the first word that is neither an option nor an option's value.
+std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
+  static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
+                                                 "-m", "--mmap-pages", "--debug-dir", "--backend"};
+  std::vector<std::string> own{argv[0]}, cmd;
+  int i = 1;
+  for (; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--") {
+      i++;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    own.push_back(a);
+    if (takes_value.count(a) && i + 1 < argc) own.push_back(argv[++i]);
+  }
+  for (; i < argc; i++) cmd.push_back(argv[i]);
+  return {own, cmd};
+}
+
+}  // namespace
+
+int cmd_record(int argc, char** argv) {
+  po::options_description opts(
+      "usage: uprof record -e SPEC [-e SPEC...] [OPTIONS] [--] CMD [ARGS...]\n"
+      "       uprof record -e SPEC -p PID [--duration SEC]\n\n"
+      "Runs CMD (or attaches to PID) with an entry and a return probe on every function the specs name,\n"
+      "and writes every hit to a data file for 'uprof report'.\n\n"
+      "SPEC: FUNC[%return] [VALUE...], e.g. 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
+      "VALUE: %REG ($argN, $stackN, $retval, $comm; NAME=VALUE to name it)\n\n"
+      "options");
+  opts.add_options()("help,h", "show this help")(
+      "event,e", po::value<std::vector<std::string>>()->composing(), "probe spec; repeatable")(
+      "output,o", po::value<std::string>()->default_value("uprof.data"), "data file to write")(
+      "pid,p", po::value<int>(), "attach to a running process and all its threads")(
+      "duration", po::value<double>(), "stop after SEC seconds")(
+      "mmap-pages,m", po::value<std::size_t>()->default_value(256), "ring buffer pages per CPU (a power of two)")(
+      "entry-only", "no return probes")("return-only", "no entry probes")(
+      "backend", po::value<std::string>()->default_value("tracefs"),
+      "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
+      "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files");
+
+  auto [own, cmd] = split_command(argc, argv);
+  std::vector<const char*> own_argv;
+  for (auto& s : own) own_argv.push_back(s.c_str());
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(static_cast<int>(own_argv.size()), own_argv.data(), opts), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error("record", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+
+  RecordRequest req;
+  if (vm.count("event")) req.specs = vm["event"].as<std::vector<std::string>>();
+  if (req.specs.empty()) return usage_error("record", "no probe given (-e SPEC)");
+  req.command = cmd;
+  if (vm.count("pid")) {
+    req.attach_pid = vm["pid"].as<int>();
+    if (!cmd.empty()) return usage_error("record", "give either -p PID or a command, not both");
+  } else if (cmd.empty()) {
+    return usage_error("record", "no command to run and no -p PID");
+  }
+  req.output = vm["output"].as<std::string>();
+  req.ring_pages = vm["mmap-pages"].as<std::size_t>();
+  if (req.ring_pages == 0 || (req.ring_pages & (req.ring_pages - 1)))
+    return usage_error("record", "--mmap-pages must be a power of two");
+  if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
+  req.plan.entry_only = vm.count("entry-only") > 0;
+  req.plan.return_only = vm.count("return-only") > 0;
+  std::string backend = vm["backend"].as<std::string>();
+  if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
+  else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
+  else return usage_error("record", "--backend is tracefs or pmu");
+  if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
+
+  install_handlers();
+  auto rep = run_recording(req, g_stop, g_workload);
+  if (!rep) return fail(rep.error().message);
+  std::cerr << summary_line(*rep) << "\n";
+  if (!rep->accounted())
+    std::cerr << "uprof: WARNING: recorded " << rep->recorded_total() << " + lost " << rep->lost
+              << " != kernel count " << rep->kernel_total() << ": events are missing or duplicated\n";
+  if (rep->missing_values)
+    std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
+  if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";
+  return rep->exit_status;
+}
+
+}  // namespace uprof::cli

@@ -1,0 +1,248 @@
+#include "uprof/drain/recording_session.h"
+
+#include <linux/perf_event.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "uprof/attach/workload.h"
+#include "uprof/drain/drain_loop.h"
+#include "uprof/drain/event_order.h"
+#include "uprof/drain/record_decoder.h"
+#include "uprof/drain/sample_values.h"
+#include "uprof/store/data_file.h"
+
+namespace uprof {
+namespace {
+
+uint64_t clock_ns(clockid_t c) {
+  timespec ts{};
+  clock_gettime(c, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+std::string with_commas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+// The program a spec without OBJECT refers to.
+Result<std::string> target_program(const RecordRequest& req) {
+  if (req.attach_pid > 0) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(req.attach_pid) + "/exe", ec);
+    if (ec) return err("record: process ", req.attach_pid, ": ", ec.message());
+    return exe.string();
+  }
+  if (req.command.empty()) return err("record: no command to run (uprof record -e SPEC -- CMD ARGS...) and no -p PID");
+  return find_program(req.command.front());
+}
+
+// Per event id: which probe, and how its samples are laid out.
+struct IdInfo {
+  uint32_t probe = 0;
+  SampleFormat format;
+};
+
+}  // namespace
+
+uint64_t RecordReport::kernel_total() const {
+  uint64_t n = 0;
+  for (auto& p : per_probe) n += p.kernel;
+  return n;
+}
+
+uint64_t RecordReport::recorded_total() const {
+  uint64_t n = 0;
+  for (auto& p : per_probe) n += p.recorded;
+  return n;
+}
+
+bool RecordReport::accounted() const { return recorded_total() + lost == kernel_total(); }
+
+std::string summary_line(const RecordReport& r) {
+  std::string s = "uprof: " + with_commas(r.samples) + " events recorded, " + with_commas(r.lost) +
+                  " lost (kernel counted " + with_commas(r.kernel_total()) + "); " + r.output + ", ";
+  char size[32];
+  if (r.bytes >= 10u << 20) std::snprintf(size, sizeof size, "%.0f MB", static_cast<double>(r.bytes) / 1e6);
+  else if (r.bytes >= 1u << 20) std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(r.bytes) / 1e6);
+  else std::snprintf(size, sizeof size, "%.1f kB", static_cast<double>(r.bytes) / 1e3);
+  return s + size;
+}
+
+Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<bool>& stop,
+                                   std::atomic<pid_t>& workload_pid) {
+  if (req.specs.empty()) return err("record: no probe given (-e SPEC)");
+  UPROF_ASSIGN(std::string target, target_program(req));
+
+  // spec -> resolve -> plan
+  Resolver resolver(req.resolve);
+  std::vector<ResolvedProbe> resolved;
+  for (const auto& text : req.specs) {
+    UPROF_ASSIGN(ProbeSpec spec, parse_probe_spec(text));
+    UPROF_ASSIGN(auto probes, resolver.resolve(spec, target));
+    for (auto& p : probes) {
+      if (p.arch != host_arch())
+        return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
+                   arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
+      resolved.push_back(std::move(p));
+    }
+  }
+  UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
+  const ArchInfo& arch = arch_info(host_arch());
+
+  std::vector<ProbeRequest> requests;
+  for (std::size_t i = 0; i < plan.probes.size(); i++) {
+    const auto& p = plan.probes[i];
+    requests.push_back({.path = p.path, .offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
+                        .content = plan.content[i], .probe_index = p.index, .ref_ctr_offset = 0});
+  }
+
+  // The workload starts stopped; the events open on its pid with enable_on_exec.
+  std::optional<Workload> workload;
+  pid_t pid = req.attach_pid;
+  if (pid <= 0) {
+    UPROF_ASSIGN(Workload w, Workload::spawn(req.command));
+    workload.emplace(std::move(w));
+    pid = workload->pid();
+    workload_pid.store(pid);
+  }
+  EventSetOptions eo;
+  eo.backend = req.backend;
+  eo.start = req.attach_pid > 0 ? StartMode::Explicit : StartMode::OnExec;
+  eo.ring_data_pages = req.ring_pages;
+  UPROF_ASSIGN(EventSet events, EventSet::open(requests, pid, eo));
+
+  RecordingMeta meta;
+  meta.arch = arch.arch;
+  meta.command = req.attach_pid > 0 ? std::vector<std::string>{"-p", std::to_string(req.attach_pid)} : req.command;
+  utsname u{};
+  if (uname(&u) == 0) {
+    meta.kernel = u.release;
+    meta.hostname = u.nodename;
+  }
+  meta.uprof_version = UPROF_VERSION;
+  meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
+
+  RecordReport rep;
+  rep.output = req.output;
+  rep.probes = plan.probes;
+  rep.per_probe.resize(plan.probes.size());
+  rep.cpus = events.cpus().size();
+
+  // The first name of the workload's main thread (threads and children that
+  // rename themselves are not followed yet).
+  Event comm;
+  comm.kind = EventKind::Comm;
+  comm.pid = comm.tid = static_cast<uint32_t>(pid);
+  comm.time = meta.start_monotonic_ns;
+  comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
+                                 : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
+
+  EventOrderer order;
+  order.push(comm);
+  auto write = [&](const Event& e) -> Status {
+    rep.events++;
+    return writer.add(e);
+  };
+
+  std::unordered_map<uint64_t, IdInfo> ids;
+  uint64_t last_time = meta.start_monotonic_ns;
+  auto on_record = [&](std::size_t, std::span<const std::byte> rec) -> Status {
+    UPROF_ASSIGN(perf_event_header h, decode_header(rec));
+    if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST) return ok();
+    UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
+    if (!id) return ok();
+    auto it = ids.find(*id);
+    if (it == ids.end()) {
+      const ProbeRequest* r = events.find_request(*id);
+      const perf_event_attr* a = events.find_attr(*id);
+      if (!r || !a) return err("record: a record of unknown event id ", *id);
+      it = ids.emplace(*id, IdInfo{r->probe_index, sample_format(*a, arch)}).first;
+    }
+    const IdInfo& info = it->second;
+    Event e;
+    if (h.type == PERF_RECORD_SAMPLE) {
+      UPROF_ASSIGN(Sample s, decode_sample(rec, info.format));
+      e.kind = EventKind::Sample;
+      e.probe = info.probe;
+      e.pid = s.pid;
+      e.tid = s.tid;
+      e.time = s.time;
+      rep.missing_values += extract_values(s, plan.probes[info.probe].values, e);
+      rep.per_probe[info.probe].recorded++;
+      rep.samples++;
+      last_time = s.time;
+    } else {
+      UPROF_ASSIGN(LostRecord l, decode_lost(rec, info.format));
+      e.kind = EventKind::Lost;
+      e.probe = info.probe;
+      e.lost = l.lost;
+      e.time = l.sample_id ? l.sample_id->time : last_time;
+      rep.lost += l.lost;
+    }
+    order.push(std::move(e));
+    return ok();
+  };
+
+  StopCondition sc;
+  sc.workload = pid;
+  sc.flag = &stop;
+  if (req.duration_s)
+    sc.deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*req.duration_s));
+  DrainLoopOptions dopts;
+  dopts.on_pass_start = [&] { order.pass_started(clock_ns(CLOCK_MONOTONIC)); };
+  dopts.on_pass_end = [&]() -> Status {
+    UPROF_TRY(order.pass_ended(write));
+    return writer.flush();
+  };
+
+  if (workload) {
+    UPROF_TRY(workload->start());
+  } else {
+    UPROF_TRY(events.enable());
+  }
+  auto loop = run_drain_loop(events.rings(), sc, on_record, [&] { return events.disable(); }, dopts);
+  if (!loop) return std::move(loop).take_error();
+  rep.stop_reason = std::string(to_string(loop->reason));
+  UPROF_TRY(order.flush_all(write));
+  rep.late = order.late();
+
+  UPROF_ASSIGN(auto counts, events.counts());
+  for (const auto& c : counts)
+    if (c.probe_index < rep.per_probe.size()) rep.per_probe[c.probe_index].kernel = c.hits;
+
+  if (workload) {
+    // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.
+    UPROF_ASSIGN(int st, workload->wait());
+    rep.exit_status = st;
+  }
+  Trailer t;
+  t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  t.events = rep.events;
+  t.lost = rep.lost;
+  t.exit_status = req.attach_pid > 0 ? -1 : rep.exit_status;
+  for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.kernel});
+  UPROF_TRY(writer.finish(t));
+  rep.bytes = writer.bytes_written();
+  return rep;
+}
+
+}  // namespace uprof
