@@ -1,0 +1,231 @@
+// `uprof record` end to end: real uprobes on the workload fixture, checked
+// against what the fixture did and against the kernel's own hit counts.
+#include <signal.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "support/test_support.h"
+#include "uprof/store/data_file.h"
+
+namespace uprof {
+namespace {
+
+using test::fixture;
+using test::run;
+using test::uprof_binary;
+
+bool have_pmu() { return std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"); }
+
+#define REQUIRE_UPROBES()                                                                      \
+  if (!have_pmu()) GTEST_SKIP() << "no uprobe PMU (/sys/bus/event_source/devices/uprobe): "    \
+                                   "the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS"; \
+  if (geteuid() != 0) GTEST_SKIP() << "not root: the uprobe PMU needs CAP_SYS_ADMIN"
+
+struct Recording {
+  std::vector<ProbeInfo> probes;
+  std::vector<Event> samples;
+  std::optional<Trailer> trailer;
+  std::vector<std::string> problems;
+};
+
+Recording load(const std::string& path) {
+  Recording r;
+  auto f = DataFileReader::open(path);
+  EXPECT_TRUE(f) << f.error().message;
+  if (!f) return r;
+  r.probes = f->probes();
+  Event e;
+  while (f->next(e))
+    if (e.kind == EventKind::Sample) r.samples.push_back(e);
+  r.trailer = f->trailer();
+  r.problems = f->problems();
+  return r;
+}
+
+// Entry and return counts per probe kind.
+std::pair<uint64_t, uint64_t> entries_returns(const Recording& r) {
+  uint64_t en = 0, re = 0;
+  for (const auto& s : r.samples) (r.probes[s.probe].kind == ProbeKind::Entry ? en : re)++;
+  return {en, re};
+}
+
+void expect_exact(const Recording& r, uint64_t calls) {
+  auto [en, re] = entries_returns(r);
+  EXPECT_EQ(en, calls);
+  EXPECT_EQ(re, calls);
+  ASSERT_TRUE(r.trailer);
+  EXPECT_EQ(r.trailer->lost, 0u);
+  for (const auto& c : r.trailer->counts) EXPECT_EQ(c.recorded, c.kernel);
+  EXPECT_TRUE(r.problems.empty());
+}
+
+TEST(Record, ExactCountsAndValuesMainThread) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string out = dir.file("u.data");
+  auto r = run({uprof_binary(), "record", "-o", out, "-e", "add %di %si $retval", "--", fixture("x86_64", "workload"),
+                "calls", "20000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "calls 20000\n");
+  EXPECT_NE(r.err.find("uprof: 40,000 events recorded, 0 lost (kernel counted 40,000); " + out), std::string::npos)
+      << r.err;
+  auto rec = load(out);
+  expect_exact(rec, 20000);
+  // In order: entry i carries (i, 10 i); its return carries i + 10 i.
+  uint64_t i = 0;
+  uint64_t last_time = 0;
+  for (std::size_t k = 0; k + 1 < rec.samples.size(); k += 2, i++) {
+    const Event& en = rec.samples[k];
+    const Event& re = rec.samples[k + 1];
+    ASSERT_EQ(rec.probes[en.probe].kind, ProbeKind::Entry);
+    ASSERT_EQ(rec.probes[re.probe].kind, ProbeKind::Return);
+    EXPECT_EQ(static_cast<uint32_t>(en.values[0]), i);
+    EXPECT_EQ(static_cast<uint32_t>(en.values[1]), 10 * i);
+    EXPECT_EQ(static_cast<uint32_t>(re.values[0]), 11 * i);
+    EXPECT_LE(last_time, en.time);
+    EXPECT_LE(en.time, re.time);
+    last_time = re.time;
+    if (HasFailure()) break;
+  }
+  EXPECT_EQ(i, 20000u);
+}
+
+TEST(Record, FourThreadsEveryCallOncePerThreadInOrder) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string out = dir.file("u.data");
+  auto r = run({uprof_binary(), "record", "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
+                "threads", "4", "5000"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = load(out);
+  expect_exact(rec, 20000);
+  // Per thread, the entries count 0, 1, 2, ... with b = 10 a.
+  std::map<uint32_t, uint32_t> next;
+  for (const auto& s : rec.samples) {
+    if (rec.probes[s.probe].kind != ProbeKind::Entry) continue;
+    uint32_t a = static_cast<uint32_t>(s.values[0]);
+    EXPECT_EQ(a, next[s.tid]) << "tid " << s.tid;
+    EXPECT_EQ(static_cast<uint32_t>(s.values[1]), 10 * a);
+    next[s.tid] = a + 1;
+    if (HasFailure()) break;
+  }
+  EXPECT_EQ(next.size(), 4u);
+  for (auto& [tid, n] : next) EXPECT_EQ(n, 5000u) << tid;
+}
+
+TEST(Record, ForkedAndExecdChildrenAreFollowed) {
+  REQUIRE_UPROBES();
+  for (std::string mode : {"fork", "exec"}) {
+    test::TempDir dir;
+    std::string out = dir.file("u.data");
+    auto r = run({uprof_binary(), "record", "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), mode, "3000"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rec = load(out);
+    expect_exact(rec, 6000);
+    std::set<uint32_t> pids;
+    for (const auto& s : rec.samples) pids.insert(s.pid);
+    EXPECT_EQ(pids.size(), 2u) << mode;
+  }
+}
+
+TEST(Record, ExitStatusIsTheWorkloads) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  auto r = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+                "exit", "42"});
+  EXPECT_EQ(r.exit_code, 42) << r.err;
+  expect_exact(load(dir.file("u.data")), 1);
+  auto missing = run({uprof_binary(), "record", "-o", dir.file("v.data"), "-e", "add", "--", "/nonexistent/prog"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(missing.err, "uprof: workload: /nonexistent/prog: No such file or directory\n");
+}
+
+TEST(Record, LibraryAndDlopenedLibrary) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  // uselib links libfx.so.1; the spec names the library by its short name.
+  auto r = run({uprof_binary(), "record", "-o", dir.file("a.data"), "-e", "libfx:fx_lib_add %di %si $retval", "--",
+                fixture("x86_64", "uselib"), "100"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // fx_lib_twice calls fx_lib_add too: 100 direct + 100 through twice.
+  expect_exact(load(dir.file("a.data")), 200);
+  // The workload dlopens the library; the probe names it by path.
+  std::string lib = fixture("x86_64", "libfx.so.1");
+  auto d = run({uprof_binary(), "record", "-o", dir.file("b.data"), "-e", lib + ":fx_lib_add", "--",
+                fixture("x86_64", "workload"), "dlopen", lib, "700"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  expect_exact(load(dir.file("b.data")), 700);
+}
+
+TEST(Record, AttachToRunningProcess) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string pidfile = dir.file("pid");
+  pid_t child = fork();
+  if (child == 0) {
+    execl(fixture("x86_64", "workload").c_str(), "workload", "loop", pidfile.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  auto r = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add %di %si", "-p",
+                std::to_string(child), "--duration", "1"});
+  kill(child, SIGTERM);
+  waitpid(child, nullptr, 0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = load(dir.file("u.data"));
+  auto [en, re] = entries_returns(rec);
+  EXPECT_GT(en, 100u);  // ~1 s of calls every 100 us
+  EXPECT_LE(en > re ? en - re : re - en, 1u);  // a call may straddle the start or the end
+  ASSERT_TRUE(rec.trailer);
+  for (const auto& c : rec.trailer->counts) EXPECT_EQ(c.recorded, c.kernel);
+  // Consecutive entries count up by one.
+  std::optional<uint32_t> prev;
+  for (const auto& s : rec.samples) {
+    if (rec.probes[s.probe].kind != ProbeKind::Entry) continue;
+    uint32_t a = static_cast<uint32_t>(s.values[0]);
+    if (prev) EXPECT_EQ(a, *prev + 1);
+    EXPECT_EQ(static_cast<uint32_t>(s.values[1]), 10 * a);
+    prev = a;
+    if (HasFailure()) break;
+  }
+}
+
+TEST(Record, SigintLeavesAReadableFile) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string out = dir.file("u.data");
+  std::string pidfile = dir.file("pid");
+  pid_t rec_pid = fork();
+  if (rec_pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(uprof_binary().c_str(), "uprof", "record", "-o", out.c_str(), "-e", "add", "--",
+          fixture("x86_64", "workload").c_str(), "loop", pidfile.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  usleep(300 * 1000);
+  kill(rec_pid, SIGINT);  // sent to uprof alone: it passes it on to the workload
+  int st = 0;
+  waitpid(rec_pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 0);  // the loop fixture exits 0 on SIGINT
+  auto rec = load(out);
+  auto [en, re] = entries_returns(rec);
+  EXPECT_GT(en, 100u);
+  EXPECT_EQ(en, re);
+  ASSERT_TRUE(rec.trailer);
+  EXPECT_TRUE(rec.problems.empty());
+}
+
+}  // namespace
+}  // namespace uprof
