@@ -24,5 +24,6 @@ int usage_error(std::string_view command, std::string_view message);
 
 int cmd_probe(int argc, char** argv);
 int cmd_record(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
 }  // namespace uprof::cli

@@ -10,6 +10,7 @@ namespace uprof::cli {
 std::span<const Command> commands() {
   static const Command kCommands[] = {
       {"record", "run a program (or attach to one) with probes on; write uprof.data", cmd_record},
+      {"report", "per-function calls, latency percentiles and histograms, values", cmd_report},
       {"probe", "resolve probe specs to file offsets, or list a binary's functions", cmd_probe},
   };
   return kCommands;

@@ -1,0 +1,39 @@
+// A recording turned into what `uprof report` shows, in one streaming pass over
+// the data file: events -> pairer -> aggregator. Memory grows with functions,
+// threads and --by values, never with events.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "uprof/analyse/aggregate.h"
+#include "uprof/analyse/pairing.h"
+#include "uprof/analyse/probe_functions.h"
+#include "uprof/store/data_file.h"
+
+namespace uprof {
+
+struct ReportModel {
+  std::string path;
+  RecordingMeta meta;
+  std::vector<ProbeInfo> probes;
+  std::optional<Trailer> trailer;      // absent: the file was cut short
+  std::vector<std::string> problems;   // from the reader: damage, truncation
+  uint64_t file_size = 0;
+  uint64_t events = 0;                 // events read
+  uint64_t samples = 0;
+  uint64_t lost = 0;                   // samples the kernel dropped
+  uint64_t first_time = 0, last_time = 0;
+  ProbeFunctions functions;
+  PairingCounts pairing;
+  std::vector<GroupStats> groups;      // per the grouping asked for
+  std::vector<GroupStats> totals;      // one per selected function
+  std::vector<bool> selected;          // per function
+  uint64_t filtered_out = 0;
+  AggregateOptions options;
+};
+
+Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options);
+
+}  // namespace uprof

@@ -1,0 +1,93 @@
+// uprof report: per-function calls, latency percentiles and histograms, values.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "command.h"
+#include "uprof/analyse/duration_format.h"
+#include "uprof/analyse/report_model.h"
+#include "uprof/present/report_formats.h"
+#include "uprof/present/report_text.h"
+
+namespace po = boost::program_options;
+
+namespace uprof::cli {
+
+int cmd_report(int argc, char** argv) {
+  po::options_description opts(
+      "usage: uprof report [FILE] [OPTIONS]\n\n"
+      "Per probed function: calls, total, mean, min, p50, p90, p99, p99.9, max latency, unmatched entries,\n"
+      "a latency histogram, and the captured values. FILE defaults to uprof.data.\n\n"
+      "options");
+  opts.add_options()("help,h", "show this help")(
+      "input,i", po::value<std::string>()->default_value("uprof.data"), "data file")(
+      "format", po::value<std::string>()->default_value("text"), "text, json or csv")(
+      "sort,s", po::value<std::string>()->default_value("total"), "calls, total, mean, p99, max or name")(
+      "hist", po::value<std::string>()->default_value("log2"), "log2, linear:MIN:MAX:STEP (e.g. linear:0:10ms:1ms), or none")(
+      "by", po::value<std::string>(), "split each function by the value of a captured argument (e.g. %di)")(
+      "by-thread", "one row per function and thread")("by-process", "one row per function and process")(
+      "pid", po::value<std::vector<uint32_t>>()->composing(), "only these processes")(
+      "tid", po::value<std::vector<uint32_t>>()->composing(), "only these threads")(
+      "comm", po::value<std::vector<std::string>>()->composing(), "only threads with this name (glob)")(
+      "function,f", po::value<std::vector<std::string>>()->composing(), "only these functions (glob)")(
+      "since", po::value<std::string>(), "only calls entered this long after the start (e.g. 1.5s)")(
+      "until", po::value<std::string>(), "only calls entered before this long after the start")(
+      "top", po::value<std::size_t>()->default_value(5), "most frequent values shown per value");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error("report", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+
+  AggregateOptions ao;
+  if (vm.count("by-thread")) ao.by = GroupBy::Thread;
+  else if (vm.count("by-process")) ao.by = GroupBy::Process;
+  if (vm.count("by")) ao.by_value = vm["by"].as<std::string>();
+  if (vm.count("pid")) ao.filter.pids = vm["pid"].as<std::vector<uint32_t>>();
+  if (vm.count("tid")) ao.filter.tids = vm["tid"].as<std::vector<uint32_t>>();
+  if (vm.count("comm")) ao.filter.comms = vm["comm"].as<std::vector<std::string>>();
+  if (vm.count("function")) ao.filter.functions = vm["function"].as<std::vector<std::string>>();
+  for (const char* key : {"since", "until"}) {
+    if (!vm.count(key)) continue;
+    auto d = parse_duration(vm[key].as<std::string>());
+    if (!d) return usage_error("report", d.error().message);
+    (std::string(key) == "since" ? ao.filter.since : ao.filter.until) = *d;
+  }
+  TextReportOptions to;
+  std::string hist = vm["hist"].as<std::string>();
+  if (hist == "none") {
+    to.histograms = false;
+  } else if (hist.rfind("linear:", 0) == 0) {
+    auto spec = parse_linear_spec(hist.substr(7));
+    if (!spec) return usage_error("report", spec.error().message);
+    ao.linear = *spec;
+  } else if (hist != "log2") {
+    return usage_error("report", "--hist takes log2, linear:MIN:MAX:STEP or none");
+  }
+  auto sort = parse_sort_key(vm["sort"].as<std::string>());
+  if (!sort) return usage_error("report", sort.error().message);
+  to.sort = *sort;
+  to.top_values = vm["top"].as<std::size_t>();
+
+  std::string format = vm["format"].as<std::string>();
+  if (format != "text" && format != "json" && format != "csv")
+    return usage_error("report", "--format takes text, json or csv");
+
+  auto model = build_report(vm["input"].as<std::string>(), ao);
+  if (!model) return fail(model.error().message);
+  if (format == "json") std::cout << render_json_report(*model, to);
+  else if (format == "csv") std::cout << render_csv_report(*model, to);
+  else std::cout << render_text_report(*model, to);
+  // A damaged file still reports what it holds; say so on stderr too, for scripts.
+  for (const auto& p : model->problems) std::cerr << "uprof: " << model->path << ": " << p << "\n";
+  return 0;
+}
+
+}  // namespace uprof::cli

@@ -1,0 +1,184 @@
+#include "uprof/present/report_formats.h"
+
+#include <sstream>
+
+#include "uprof/present/json_writer.h"
+
+namespace uprof {
+namespace {
+
+// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
+// numbers anyway (JSON has no limit) and let readers choose.
+void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
+  if (s.is_signed) w.value(static_cast<int64_t>(v));
+  else w.value(v);
+}
+
+void histogram_json(JsonWriter& w, const std::vector<HistBucket>& buckets) {
+  w.begin_array();
+  for (const auto& b : buckets) {
+    w.begin_object();
+    w.field("lo_ns", b.lo);
+    w.field("hi_ns", b.hi);
+    w.field("count", b.count);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+}  // namespace
+
+std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", kReportSchema);
+  w.key("recording");
+  w.begin_object();
+  w.field("file", m.path);
+  w.key("command");
+  w.begin_array();
+  for (const auto& a : m.meta.command) w.value(a);
+  w.end_array();
+  w.field("arch", arch_info(m.meta.arch).name);
+  w.field("kernel", m.meta.kernel);
+  w.field("hostname", m.meta.hostname);
+  w.field("start_realtime_ns", m.meta.start_realtime_ns);
+  w.field("duration_s", recording_seconds(m));
+  w.field("samples", m.samples);
+  w.field("lost", m.lost);
+  w.field("complete", m.trailer.has_value());
+  if (m.trailer) {
+    uint64_t k = 0;
+    for (auto& c : m.trailer->counts) k += c.kernel;
+    w.field("kernel_count", k);
+    w.field("exit_status", static_cast<int64_t>(m.trailer->exit_status));
+  }
+  w.field("probe_cost_ns", m.meta.probe_cost_ns);
+  w.key("problems");
+  w.begin_array();
+  for (const auto& p : m.problems) w.value(p);
+  w.end_array();
+  w.end_object();
+
+  w.key("functions");
+  w.begin_array();
+  for (std::size_t i : sorted_groups(m, o.sort)) {
+    const GroupStats& g = m.groups[i];
+    const FunctionInfo& f = m.functions.functions[g.function];
+    const auto& h = g.latency;
+    w.begin_object();
+    w.field("name", f.name);
+    w.field("path", f.path);
+    w.field("label", group_label(m, g));
+    if (g.pid) w.field("pid", g.pid);
+    if (g.tid) {
+      w.field("tid", g.tid);
+      w.field("comm", g.comm);
+    }
+    if (g.has_by_value) {
+      for (const auto& v : f.values)
+        if (v.name == m.options.by_value) {
+          w.key("by_value");
+          value_json(w, g.by_value, v);
+        }
+    }
+    w.field("paired", f.paired());
+    w.field("calls", g.calls);
+    w.key("latency_ns");
+    if (f.paired() && h.count()) {
+      w.begin_object();
+      w.field("count", h.count());
+      w.field("total", h.total());
+      w.field("mean", h.mean());
+      w.field("min", h.min());
+      w.field("p50", h.percentile(50));
+      w.field("p90", h.percentile(90));
+      w.field("p99", h.percentile(99));
+      w.field("p99_9", h.percentile(99.9));
+      w.field("max", h.max());
+      w.field("relative_error", LatencyHistogram::kRelativeError);
+      w.key("log2");
+      histogram_json(w, h.log2_buckets());
+      if (g.linear) {
+        w.key("linear");
+        w.begin_object();
+        w.field("underflow", g.linear->underflow());
+        w.field("overflow", g.linear->overflow());
+        w.key("buckets");
+        histogram_json(w, g.linear->buckets());
+        w.end_object();
+      }
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.key("unmatched");
+    w.begin_object();
+    for (std::size_t r = 0; r < kUnmatchedReasons; r++)
+      w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
+    w.end_object();
+    w.field("calls_spanning_loss", g.calls_spanning_loss);
+    w.key("values");
+    w.begin_array();
+    for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
+      const ValueStats& vs = g.values[v];
+      const ValueSpec& spec = f.values[v];
+      w.begin_object();
+      w.field("name", spec.name);
+      w.field("return", v >= f.return_values_at);
+      w.field("count", vs.count);
+      if (vs.count) {
+        w.key("min");
+        value_json(w, vs.min, spec);
+        w.key("max");
+        value_json(w, vs.max, spec);
+      }
+      w.key("top");
+      w.begin_array();
+      for (const auto& e : vs.top.top(o.top_values)) {
+        w.begin_object();
+        w.key("value");
+        value_json(w, e.value, spec);
+        w.field("count", e.count);
+        w.field("count_error", e.error);
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.take() + "\n";
+}
+
+std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) {
+  std::ostringstream os;
+  os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched\n";
+  for (std::size_t i : sorted_groups(m, o.sort)) {
+    const GroupStats& g = m.groups[i];
+    const FunctionInfo& f = m.functions.functions[g.function];
+    const auto& h = g.latency;
+    os << csv_field(f.name) << "," << csv_field(group_label(m, g)) << "," << g.pid << "," << g.tid << "," << g.calls;
+    if (f.paired() && h.count()) {
+      os << "," << h.total() << "," << static_cast<uint64_t>(h.mean() + 0.5) << "," << h.min() << ","
+         << h.percentile(50) << "," << h.percentile(90) << "," << h.percentile(99) << "," << h.percentile(99.9) << ","
+         << h.max();
+    } else {
+      os << ",,,,,,,,";
+    }
+    os << "," << g.unmatched_total() << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace uprof

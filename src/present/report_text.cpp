@@ -1,0 +1,215 @@
+#include "uprof/present/report_text.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <ctime>
+#include <numeric>
+#include <sstream>
+
+#include "uprof/analyse/duration_format.h"
+#include "uprof/present/text_table.h"
+
+namespace uprof {
+namespace {
+
+std::string commas(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+void render_histogram(std::ostringstream& os, const std::vector<HistBucket>& buckets, std::size_t width,
+                      uint64_t underflow, uint64_t overflow, std::optional<uint64_t> lo,
+                      std::optional<uint64_t> hi) {
+  uint64_t maxc = 0;
+  for (const auto& b : buckets) maxc = std::max(maxc, b.count);
+  maxc = std::max({maxc, underflow, overflow});
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  if (lo && underflow) rows.emplace_back(format_underflow_label(*lo), underflow);
+  for (const auto& b : buckets) rows.emplace_back(format_bucket_label(b.lo, b.hi), b.count);
+  if (hi && overflow) rows.emplace_back(format_overflow_label(*hi), overflow);
+  std::size_t lw = 0, cw = 0;
+  for (auto& [l, c] : rows) {
+    lw = std::max(lw, l.size());
+    cw = std::max(cw, std::to_string(c).size());
+  }
+  for (auto& [l, c] : rows) {
+    std::string cs = std::to_string(c);
+    os << "  " << l << std::string(lw - l.size() + 2, ' ') << std::string(cw - cs.size(), ' ') << cs << " "
+       << format_bar(c, maxc, width) << "\n";
+  }
+}
+
+}  // namespace
+
+Result<SortKey> parse_sort_key(std::string_view s) {
+  if (s == "total") return SortKey::Total;
+  if (s == "calls") return SortKey::Calls;
+  if (s == "mean") return SortKey::Mean;
+  if (s == "p99") return SortKey::P99;
+  if (s == "max") return SortKey::Max;
+  if (s == "name") return SortKey::Name;
+  return err("report: --sort takes calls, total, mean, p99, max or name, not '", s, "'");
+}
+
+std::string format_value(uint64_t v, const ValueSpec& spec) {
+  if (spec.is_signed) return std::to_string(static_cast<int64_t>(v));
+  return std::to_string(v);
+}
+
+std::string group_label(const ReportModel& m, const GroupStats& g) {
+  const FunctionInfo& f = m.functions.functions[g.function];
+  std::string s = f.name;
+  if (g.tid) s += " [" + std::to_string(g.pid) + "/" + std::to_string(g.tid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
+  else if (g.pid) s += " [pid " + std::to_string(g.pid) + "]";
+  if (g.other_values) s += " [" + m.options.by_value + "=other]";
+  else if (g.has_by_value) {
+    for (const auto& v : f.values)
+      if (v.name == m.options.by_value) {
+        s += " [" + v.name + "=" + format_value(g.by_value, v) + "]";
+        break;
+      }
+  } else if (!m.options.by_value.empty()) {
+    s += " [" + m.options.by_value + " not captured]";
+  }
+  return s;
+}
+
+std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) {
+  std::vector<std::size_t> idx(m.groups.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  auto metric = [&](const GroupStats& g) -> double {
+    switch (key) {
+      case SortKey::Calls: return static_cast<double>(g.calls);
+      case SortKey::Total: return static_cast<double>(g.latency.total());
+      case SortKey::Mean: return g.latency.mean();
+      case SortKey::P99: return static_cast<double>(g.latency.percentile(99));
+      case SortKey::Max: return static_cast<double>(g.latency.max());
+      case SortKey::Name: return 0;
+    }
+    return 0;
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const auto &ga = m.groups[a], &gb = m.groups[b];
+    if (key == SortKey::Name) return group_label(m, ga) < group_label(m, gb);
+    double ma = metric(ga), mb = metric(gb);
+    if (ma != mb) return ma > mb;
+    return ga.calls > gb.calls;
+  });
+  return idx;
+}
+
+std::string format_wall_time(uint64_t ns) {
+  time_t t = static_cast<time_t>(ns / 1000000000ull);
+  tm tmv{};
+  gmtime_r(&t, &tmv);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tmv);
+  return buf;
+}
+
+double recording_seconds(const ReportModel& m) {
+  uint64_t end = m.trailer ? m.trailer->end_monotonic_ns : m.last_time;
+  if (end <= m.meta.start_monotonic_ns) return 0;
+  return static_cast<double>(end - m.meta.start_monotonic_ns) / 1e9;
+}
+
+std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {
+  std::ostringstream os;
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.3f s", recording_seconds(m));
+  os << "uprof report: " << m.path << "\n";
+  os << "command:  " << join_command(m.meta.command) << "\n";
+  os << "recorded: " << format_wall_time(m.meta.start_realtime_ns) << ", " << secs << ", on " << m.meta.hostname
+     << " (" << arch_info(m.meta.arch).name << ", Linux " << m.meta.kernel << ")\n";
+  os << "events:   " << commas(m.samples) << " samples, " << commas(m.lost) << " lost";
+  if (m.trailer) {
+    uint64_t k = 0;
+    for (auto& c : m.trailer->counts) k += c.kernel;
+    os << "; kernel counted " << commas(k);
+    if (m.trailer->exit_status >= 0) os << "; exit status " << m.trailer->exit_status;
+  }
+  os << "\n";
+  for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
+  if (m.filtered_out) os << "filtered: " << commas(m.filtered_out) << " calls and hits left out by the filters\n";
+  os << "\n";
+
+  TextTable t({{"FUNCTION"}, {"CALLS", Align::Right}, {"TOTAL", Align::Right}, {"MEAN", Align::Right},
+               {"MIN", Align::Right}, {"P50", Align::Right}, {"P90", Align::Right}, {"P99", Align::Right},
+               {"P99.9", Align::Right}, {"MAX", Align::Right}, {"UNMATCHED", Align::Right}});
+  auto order = sorted_groups(m, o.sort);
+  for (std::size_t i : order) {
+    const GroupStats& g = m.groups[i];
+    const FunctionInfo& f = m.functions.functions[g.function];
+    const auto& h = g.latency;
+    if (f.paired() && h.count()) {
+      t.add_row({group_label(m, g), commas(g.calls), format_duration(h.total()),
+                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), format_duration(h.min()),
+                 format_duration(h.percentile(50)), format_duration(h.percentile(90)),
+                 format_duration(h.percentile(99)), format_duration(h.percentile(99.9)), format_duration(h.max()),
+                 commas(g.unmatched_total())});
+    } else {
+      t.add_row({group_label(m, g), commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
+                 f.paired() ? commas(g.unmatched_total()) : "-"});
+    }
+  }
+  os << t.render();
+
+  for (std::size_t i : order) {
+    const GroupStats& g = m.groups[i];
+    const FunctionInfo& f = m.functions.functions[g.function];
+    bool any = false;
+    auto section = [&](const std::string& title) {
+      if (!any) os << "\n" << group_label(m, g) << "\n";
+      any = true;
+      os << title << "\n";
+    };
+    if (g.unmatched_total()) {
+      section("  unmatched entries:");
+      for (std::size_t r = 0; r < kUnmatchedReasons; r++)
+        if (g.unmatched[r])
+          os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << commas(g.unmatched[r]) << "\n";
+    }
+    if (g.calls_spanning_loss)
+      section("  " + commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
+    if (m.meta.probe_cost_ns && g.latency.count() && g.latency.percentile(50) < 10 * m.meta.probe_cost_ns)
+      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
+              format_duration(m.meta.probe_cost_ns) + " per hit): the probe dominates what is measured");
+    if (o.histograms && g.latency.count()) {
+      if (g.linear) {
+        section("  latency (linear):");
+        const auto& lin = *g.linear;
+        render_histogram(os, lin.buckets(), o.bar_width, lin.underflow(), lin.overflow(), lin.spec().min, lin.spec().max);
+      } else {
+        section("  latency (log2):");
+        render_histogram(os, g.latency.log2_buckets(), o.bar_width, 0, 0, std::nullopt, std::nullopt);
+      }
+    }
+    if (o.values) {
+      for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
+        const ValueStats& vs = g.values[v];
+        if (!vs.count) continue;
+        const ValueSpec& spec = f.values[v];
+        std::string line = "  " + spec.name + ": min " + format_value(vs.min, spec) + ", max " +
+                           format_value(vs.max, spec);
+        // Only values the sketch can vouch for: seen at least twice for sure.
+        std::string frequent;
+        for (const auto& e : vs.top.top(o.top_values))
+          if (e.count - e.error >= 2)
+            frequent += " " + format_value(e.value, spec) + " (" + commas(e.count - e.error) +
+                        (e.error ? "-" + commas(e.count) : "") + ")";
+        line += frequent.empty() ? "; no value repeats often" : "; most frequent:" + frequent;
+        section(line);
+      }
+    }
+  }
+  return os.str();
+}
+
+}  // namespace uprof
