@@ -37,6 +37,7 @@ perf_event_attr build_sample_attr(const SampleContent& content, const AttrOption
   a.inherit = 1;
   a.disabled = 1;
   a.enable_on_exec = options.start == StartMode::OnExec ? 1 : 0;
+  if (options.count_lost) a.read_format = PERF_FORMAT_LOST;
   if (options.wakeup_watermark != 0) {
     a.watermark = 1;
     a.wakeup_watermark = options.wakeup_watermark;

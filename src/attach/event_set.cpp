@@ -70,7 +70,8 @@ Status EventSet::open_all(const EventSetOptions& options) {
   AttrOptions attr_options{
       .start = options.start,
       .wakeup_watermark = options.wakeup_watermark != 0 ? options.wakeup_watermark
-                                                        : static_cast<uint32_t>(ring_bytes / 4)};
+                                                        : static_cast<uint32_t>(ring_bytes / 4),
+      .count_lost = kernel_supports_format_lost()};
 
   // One attr per request; config1 (the path pointer) is filled in just before
   // each open, from requests_, which does not move while this runs.
@@ -139,12 +140,17 @@ Status EventSet::disable() {
 Result<std::vector<ProbeHits>> EventSet::counts() const {
   std::vector<ProbeHits> out;
   for (const auto& e : events_) {
-    UPROF_ASSIGN(uint64_t n, read_counter(e.fd.get()));
+    UPROF_ASSIGN(CounterValue v, read_counter(e.fd.get(), attrs_[e.request].read_format));
     uint32_t index = requests_[e.request].probe_index;
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const ProbeHits& c) { return c.probe_index == index; });
-    if (it == out.end()) out.push_back(ProbeHits{.probe_index = index, .hits = n});
-    else it->hits += n;
+    if (it == out.end()) {
+      out.push_back(ProbeHits{.probe_index = index, .hits = v.count, .lost = v.lost});
+    } else {
+      it->hits += v.count;
+      if (it->lost && v.lost) *it->lost += *v.lost;
+      else it->lost.reset();
+    }
   }
   return out;
 }

@@ -92,13 +92,36 @@ Result<uint64_t> event_id(int fd) {
   return id;
 }
 
-Result<uint64_t> read_counter(int fd) {
-  uint64_t v = 0;
-  ssize_t n = ::read(fd, &v, sizeof v);
-  if (n != static_cast<ssize_t>(sizeof v))
+Result<CounterValue> read_counter(int fd, uint64_t read_format) {
+  if (read_format & ~uint64_t{PERF_FORMAT_LOST})
+    return err("attach: read_format 0x", std::hex, read_format, " is not supported");
+  // { u64 value; u64 lost (PERF_FORMAT_LOST); }
+  uint64_t v[2] = {0, 0};
+  std::size_t want = (read_format & PERF_FORMAT_LOST) ? sizeof v : sizeof v[0];
+  ssize_t n = ::read(fd, v, want);
+  if (n != static_cast<ssize_t>(want))
     return err("attach: reading the counter of fd ", fd, ": ",
                n < 0 ? std::strerror(errno) : "short read");
-  return v;
+  CounterValue c{.count = v[0]};
+  if (read_format & PERF_FORMAT_LOST) c.lost = v[1];
+  return c;
+}
+
+bool kernel_supports_format_lost() {
+  static const bool supported = [] {
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.disabled = 1;
+    a.exclude_kernel = 1;  // what an unprivileged uprof may open
+    a.read_format = PERF_FORMAT_LOST;
+    long fd = ::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) return false;
+    ::close(static_cast<int>(fd));
+    return true;
+  }();
+  return supported;
 }
 
 Status enable_event(int fd) {

@@ -96,6 +96,14 @@ TEST(EventAttr, WakeupWatermark) {
   EXPECT_EQ(a.wakeup_watermark, 65536u);
 }
 
+TEST(EventAttr, LostSamplesAreCountedByDefault) {
+  EXPECT_EQ(build_uprobe_attr(fake_pmu(), {.path = "/x"}, {}).read_format,
+            uint64_t{PERF_FORMAT_LOST});
+  EXPECT_EQ(build_uprobe_attr(fake_pmu(), {.path = "/x"}, {}, AttrOptions{.count_lost = false})
+                .read_format,
+            0u);
+}
+
 TEST(EventAttr, X86RegisterMask) {
   perf_event_attr a =
       build_uprobe_attr(fake_pmu(), {.path = "/x"}, SampleContent{.regs_mask = kX86DiSiAx});
@@ -144,7 +152,6 @@ TEST(EventAttr, NothingElseSet) {
   EXPECT_EQ(a.exclude_kernel, 0u);
   EXPECT_EQ(a.pinned, 0u);
   EXPECT_EQ(a.exclusive, 0u);
-  EXPECT_EQ(a.read_format, 0u);
   EXPECT_EQ(a.mmap, 0u);
   EXPECT_EQ(a.comm, 0u);
   EXPECT_EQ(a.task, 0u);

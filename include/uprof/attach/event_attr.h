@@ -45,6 +45,11 @@ struct AttrOptions {
   // Wake the reader once this many bytes are in the ring; 0 = the kernel's default
   // (half the ring).
   uint32_t wakeup_watermark = 0;
+  // read() also returns the samples the kernel dropped for this event (ring full),
+  // PERF_FORMAT_LOST, Linux 6.0+. Unlike PERF_RECORD_LOST it is exact per event
+  // and includes drops that no later record reported (the ring was still full
+  // when the workload ended). Turn off for older kernels.
+  bool count_lost = true;
 };
 
 // The kernel copies at most this much user stack per sample (u16 size field,

@@ -63,7 +63,10 @@ struct EventSetOptions {
 
 struct ProbeHits {
   uint32_t probe_index = 0;
-  uint64_t hits = 0;
+  uint64_t hits = 0;  // the kernel's count: every hit, sampled or dropped
+  // Samples the kernel dropped because the ring was full (PERF_FORMAT_LOST);
+  // nullopt on kernels before 6.0. hits == samples drained + lost, per probe.
+  std::optional<uint64_t> lost{};
 };
 
 class EventSet {
@@ -82,8 +85,9 @@ class EventSet {
   Status enable();
   Status disable();
 
-  // The kernel's hit count per probe_index (summed over CPUs and requests, and
-  // over inherited threads and children), in order of first appearance.
+  // The kernel's hit and drop counts per probe_index (summed over CPUs and
+  // requests, and over inherited threads and children), in order of first
+  // appearance.
   Result<std::vector<ProbeHits>> counts() const;
 
   // The request behind a sample's (or LOST record's) id, nullptr if unknown.

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "uprof/attach/event_attr.h"
 #include "uprof/util/result.h"
@@ -30,8 +31,17 @@ Status redirect_output(int fd, int target_fd);
 // The kernel's id of the event: the PERF_SAMPLE_IDENTIFIER value of its samples.
 Result<uint64_t> event_id(int fd);
 
-// read(2) of the counter: hits so far, inherited children included.
-Result<uint64_t> read_counter(int fd);
+struct CounterValue {
+  uint64_t count = 0;                 // hits so far, inherited threads and children included
+  std::optional<uint64_t> lost{};     // samples dropped, when read_format has PERF_FORMAT_LOST
+};
+
+// read(2) of the counter; `read_format` must be the attr's.
+Result<CounterValue> read_counter(int fd, uint64_t read_format = 0);
+
+// Whether this kernel knows PERF_FORMAT_LOST (6.0+): probed once with a dummy
+// software event on uprof itself.
+bool kernel_supports_format_lost();
 
 Status enable_event(int fd);
 Status disable_event(int fd);
