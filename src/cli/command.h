@@ -25,5 +25,6 @@ int usage_error(std::string_view command, std::string_view message);
 int cmd_probe(int argc, char** argv);
 int cmd_record(int argc, char** argv);
 int cmd_report(int argc, char** argv);
+int cmd_script(int argc, char** argv);
 
 }  // namespace uprof::cli
