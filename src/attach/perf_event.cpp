@@ -26,48 +26,49 @@ std::string describe(const perf_event_attr& attr, pid_t pid, int cpu, const Upro
 
 std::string open_error_message(int e, const perf_event_attr& attr, pid_t pid, int cpu,
                                const UprobeTarget* probe) {
-  std::ostringstream os;
-  os << "attach: " << describe(attr, pid, cpu, probe) << ": ";
+  std::ostringstream why;  // what to do about it; empty when errno says it all
   switch (e) {
     case EACCES:
     case EPERM:
-      os << "the uprobe PMU needs CAP_SYS_ADMIN (run as root)";
+      why << "the uprobe PMU needs CAP_SYS_ADMIN (run as root)";
       break;
     case EMFILE: {
       rlimit rl{};
       ::getrlimit(RLIMIT_NOFILE, &rl);
-      os << "too many open files (RLIMIT_NOFILE " << rl.rlim_cur << ", hard " << rl.rlim_max
-         << "): one event per probe per CPU is needed; raise the hard limit (ulimit -Hn, "
-            "or LimitNOFILE= for a service) or probe fewer functions";
+      why << "too many open files (RLIMIT_NOFILE " << rl.rlim_cur << ", hard " << rl.rlim_max
+          << "): one event per probe per CPU is needed; raise the hard limit (ulimit -Hn, "
+             "or LimitNOFILE= for a service) or probe fewer functions";
       break;
     }
     case ENFILE:
-      os << "the system-wide file table is full (fs.file-max)";
+      why << "the system-wide file table is full (fs.file-max)";
       break;
     case ENOENT:
-      if (probe) os << "no such file '" << probe->path << "'";
-      else os << "no such PMU or event";
+      if (probe) why << "no such file '" << probe->path << "'";
+      else why << "no such PMU or event";
       break;
     case EINVAL:
       if (probe)
-        os << "the kernel refused offset 0x" << std::hex << probe->offset << std::dec << " in '"
-           << probe->path << "' (beyond the file's end, misaligned for the architecture, "
-           << "or not a regular file)";
-      else os << "invalid attribute";
+        why << "the kernel refused offset 0x" << std::hex << probe->offset << std::dec << " in '"
+            << probe->path << "' (beyond the file's end, misaligned for the architecture, "
+            << "or not a regular file)";
       break;
     case ESRCH:
-      os << "no process " << pid << " (it exited?)";
+      why << "no process " << pid << " (it exited?)";
       break;
     case E2BIG:
-      os << "path too long or attr size not understood by this kernel";
+      why << "path too long or attr size not understood by this kernel";
       break;
     case EOPNOTSUPP:
-      os << "a requested sample field is not supported for this event";
+      why << "a requested sample field is not supported for this event";
       break;
     default:
       break;
   }
-  os << (os.str().back() == ' ' ? "" : ": ") << std::strerror(e);
+  std::string reason = why.str();
+  std::ostringstream os;
+  os << "attach: " << describe(attr, pid, cpu, probe) << ": " << reason
+     << (reason.empty() ? "" : ": ") << std::strerror(e);
   return os.str();
 }
 

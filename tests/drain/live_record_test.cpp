@@ -132,6 +132,33 @@ TEST_P(RecordLive, ExplicitStartForAttachMode) {
   check_mytest(*run, 1000);
 }
 
+TEST_P(RecordLive, UserStackHoldsTheReturnAddress) {
+  // x86-64 at a function's first instruction: [sp] is the return address. A
+  // return probe's IP is that same address (back in the caller): the 8 stack
+  // bytes captured at entry must equal the IP sampled at the return.
+  if (host_arch() != Arch::X86_64) GTEST_SKIP() << "arm64 keeps the return address in LR";
+  std::string exe = test::fixture("x86_64", "mytest");
+  auto off = test::function_offset(exe, "add");
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  test::CallRegs cr = test::host_call_regs();
+  std::vector<ProbeRequest> probes{
+      ProbeRequest{.path = exe, .offset = *off, .is_return = false,
+                   .content = SampleContent{.regs_mask = cr.args_mask(), .stack_bytes = 16},
+                   .probe_index = kEntry},
+      ProbeRequest{.path = exe, .offset = *off, .is_return = true,
+                   .content = SampleContent{.regs_mask = cr.ret_mask() | (1ull << cr.ip)},
+                   .probe_index = kReturn}};
+  auto run = test::record_live({exe, "1000"}, probes, EventSetOptions{.backend = GetParam()});
+  ASSERT_TRUE(run.ok()) << run.error().message;
+  check_mytest(*run, 1000);
+  std::vector<Hit> entries = run->by_time(kEntry), returns = run->by_time(kReturn);
+  ASSERT_EQ(entries.size(), returns.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    ASSERT_NE(entries[i].stack0, Hit::kNone) << "no stack in entry " << i;
+    ASSERT_EQ(entries[i].stack0, returns[i].ip) << "call " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RecordLive,
                          ::testing::Values(ProbeBackend::UprobePmu, ProbeBackend::Tracefs),
                          [](const auto& p) {

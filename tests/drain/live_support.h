@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,13 +56,13 @@ inline Result<uint64_t> function_offset(const std::string& path, const std::stri
 
 // The host's calling convention as perf register numbers (x86-64: DI, SI, AX).
 struct CallRegs {
-  unsigned arg0, arg1, ret;
+  unsigned arg0, arg1, ret, ip;
   uint64_t args_mask() const { return (1ull << arg0) | (1ull << arg1); }
   uint64_t ret_mask() const { return 1ull << ret; }
 };
 inline CallRegs host_call_regs() {
   const ArchInfo& a = arch_info(host_arch());
-  return CallRegs{a.int_arg_regs[0], a.int_arg_regs[1], a.return_reg};
+  return CallRegs{a.int_arg_regs[0], a.int_arg_regs[1], a.return_reg, a.ip_reg};
 }
 
 struct Hit {
@@ -70,7 +71,8 @@ struct Hit {
   // The host's first two argument registers and return register, when sampled
   // (kNone otherwise).
   static constexpr uint64_t kNone = ~uint64_t{0};
-  uint64_t arg0 = kNone, arg1 = kNone, ret = kNone;
+  uint64_t arg0 = kNone, arg1 = kNone, ret = kNone, ip = kNone;
+  uint64_t stack0 = kNone;  // the first 8 valid bytes of the user stack, when sampled
 };
 
 struct LiveRun {
@@ -124,6 +126,8 @@ inline Result<LiveRun> record_live(const std::vector<std::string>& argv,
       hit.arg0 = s->reg(cr.arg0).value_or(Hit::kNone);
       hit.arg1 = s->reg(cr.arg1).value_or(Hit::kNone);
       hit.ret = s->reg(cr.ret).value_or(Hit::kNone);
+      hit.ip = s->reg(cr.ip).value_or(Hit::kNone);
+      if (s->valid_stack().size() >= 8) std::memcpy(&hit.stack0, s->valid_stack().data(), 8);
       run.hits[req->probe_index].push_back(hit);
     } else if (auto* l = std::get_if<LostRecord>(&d)) {
       run.lost += l->lost;
