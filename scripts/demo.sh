@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # README's first command: set up a fresh machine, build, and run uprof's main job on
-# the bundled example (examples/mytest.c: add(a, b) called in a loop).
+# the bundled example (examples/mytest.c: add(a, b) called in a loop): record every
+# call and return of add with its arguments and return value, then report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
-echo "+ uprof probe --list build/mytest add"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"   # the uprobe PMU needs CAP_SYS_ADMIN
+set -x
 build/uprof probe --list build/mytest add
-echo "+ uprof probe build/mytest add 'add%return'"
-build/uprof probe build/mytest add 'add%return'
+$sudo build/uprof record -e 'add %di:s32 %si:s32 $retval:s32' -o build/mytest.data -- build/mytest 100000
+build/uprof report build/mytest.data
+build/uprof script build/mytest.data | head -6

@@ -9,6 +9,7 @@ packages=(
   libboost-program-options-dev             # command line
   libgtest-dev libbenchmark-dev            # tests and benchmarks
   binutils                                 # nm/readelf/objcopy: independent checks, stripped fixtures
+  python3-jsonschema                       # tests validate report JSON against docs/report.schema.json
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
 )
 

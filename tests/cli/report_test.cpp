@@ -1,0 +1,150 @@
+// `uprof report` and `uprof script` end to end, on recordings made by the real
+// `uprof record` of fixtures whose timing and values are known.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "support/test_support.h"
+
+namespace uprof {
+namespace {
+
+using test::fixture;
+using test::run;
+using test::run_shell;
+using test::uprof_binary;
+
+#define REQUIRE_UPROBES()                                                                                     \
+  if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))                                 \
+    GTEST_SKIP() << "no uprobe PMU: the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS";               \
+  if (geteuid() != 0) GTEST_SKIP() << "not root: the uprobe PMU needs CAP_SYS_ADMIN"
+
+// Evaluates a Python expression over the JSON document in `json_file` (bound to d).
+std::string py(const std::string& json_file, const std::string& expr) {
+  std::string script = json_file + ".py";
+  std::ofstream(script) << "import json, sys\nd = json.load(open(sys.argv[1]))\nprint(" << expr << ")\n";
+  auto r = run({"/usr/bin/python3", script, json_file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return r.out;
+}
+
+class Recorded : public ::testing::Test {
+ protected:
+  void record(const std::vector<std::string>& args) {
+    std::vector<std::string> a{uprof_binary(), "record", "-o", data()};
+    a.insert(a.end(), args.begin(), args.end());
+    auto r = run(a);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::string data() const { return dir_.file("u.data"); }
+  std::string save(const std::string& name, const std::string& content) {
+    std::ofstream(dir_.file(name)) << content;
+    return dir_.file(name);
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(Recorded, TwoModeLatencyPercentilesAndHistogram) {
+  REQUIRE_UPROBES();
+  // slow_add sleeps 1 ms three times out of four and 10 ms otherwise.
+  record({"-e", "slow_add", "--", fixture("x86_64", "workload"), "sleep", "1", "40"});
+  auto j = run({uprof_binary(), "report", data(), "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  std::string f = save("r.json", j.out);
+  EXPECT_EQ(py(f, "d['functions'][0]['name']"), "slow_add");
+  EXPECT_EQ(py(f, "d['functions'][0]['calls']"), "40");
+  double p50 = std::stod(py(f, "d['functions'][0]['latency_ns']['p50']"));
+  double p90 = std::stod(py(f, "d['functions'][0]['latency_ns']['p90']"));
+  EXPECT_GE(p50, 1.0e6);
+  EXPECT_LT(p50, 2.0e6);
+  EXPECT_GE(p90, 10.0e6);
+  EXPECT_LT(p90, 15.0e6);
+  // Two modes: 30 calls around 1 ms, 10 around 10 ms. The very first call also pays
+  // for setting the probes up in the process (seen: 4-8 ms), so allow a few strays.
+  int fast = std::stoi(py(f, "sum(b['count'] for b in d['functions'][0]['latency_ns']['log2'] if 0.9e6 <= b['lo_ns'] < 2.1e6)"));
+  int slow = std::stoi(py(f, "sum(b['count'] for b in d['functions'][0]['latency_ns']['log2'] if 8e6 <= b['lo_ns'] < 17e6)"));
+  EXPECT_GE(fast, 27);
+  EXPECT_LE(fast, 30);
+  EXPECT_GE(slow, 10);
+  EXPECT_LE(slow, 13);
+  EXPECT_EQ(py(f, "sum(b['count'] for b in d['functions'][0]['latency_ns']['log2'] if 2.1e6 <= b['lo_ns'] < 4.1e6)"), "0");
+  auto v = run_shell("/usr/bin/python3 " + std::string(UPROF_SOURCE_DIR) + "/scripts/validate_json.py " +
+                     std::string(UPROF_SOURCE_DIR) + "/docs/report.schema.json < " + f);
+  EXPECT_EQ(v.out, "valid\n") << v.out << v.err;
+
+  auto t = run({uprof_binary(), "report", data()});
+  ASSERT_EQ(t.exit_code, 0);
+  EXPECT_NE(t.out.find("events:   80 samples, 0 lost; kernel counted 80; exit status 0"), std::string::npos) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(slow_add +40 +)"))) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\[1\.05ms, 2\.10ms\) +(2[7-9]|30) \|@+ *\|)"))) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\[8\.39ms, 16\.8ms\) +(1[0-3]) \|@+ *\|)"))) << t.out;
+
+  auto lin = run({uprof_binary(), "report", data(), "--hist", "linear:0:20ms:5ms"});
+  EXPECT_TRUE(std::regex_search(lin.out, std::regex(R"(\[0ns, 5\.00ms\) +(2[7-9]|30) )"))) << lin.out;
+  EXPECT_TRUE(std::regex_search(lin.out, std::regex(R"(\[10\.0ms, 15\.0ms\) +(1[0-3]) )"))) << lin.out;
+}
+
+TEST_F(Recorded, ValuesScriptTimelineAndCsv) {
+  REQUIRE_UPROBES();
+  record({"-e", "add %di %si $retval", "--", fixture("x86_64", "workload"), "calls", "500"});
+  // The script shows every call in order with its values and its return value.
+  auto s = run({uprof_binary(), "script", data()});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("workload "), std::string::npos);
+  EXPECT_NE(s.out.find("add(%di=7, %si=70)\n"), std::string::npos) << s.out.substr(0, 400);
+  EXPECT_TRUE(std::regex_search(s.out, std::regex(R"(add%return \$retval=77  \[[0-9.]+[nu]s\])"))) << s.out.substr(0, 400);
+  EXPECT_EQ(std::count(s.out.begin(), s.out.end(), '\n'), 1000);
+
+  auto jl = run({uprof_binary(), "script", data(), "--format", "json"});
+  std::string first = jl.out.substr(0, jl.out.find('\n'));
+  std::string ff = save("first.json", first);
+  EXPECT_EQ(py(ff, "d['event'], d['function'], d['values']['%di'], d['values']['%si']"), "entry add 0 0");
+
+  auto tl = run({uprof_binary(), "script", data(), "--format", "chrome"});
+  std::string tf = save("t.json", tl.out);
+  EXPECT_EQ(py(tf, "sum(1 for e in d['traceEvents'] if e['ph'] == 'X' and e['name'] == 'add')"), "500");
+  EXPECT_EQ(py(tf, "sorted(e['args']['$retval'] for e in d['traceEvents'] if e['ph'] == 'X')[-1]"), "5489");
+  EXPECT_EQ(py(tf, "[e['args']['name'] for e in d['traceEvents'] if e['ph'] == 'M'][0].split()[0]"), "workload");
+
+  auto r = run({uprof_binary(), "report", data(), "--hist", "none"});
+  EXPECT_NE(r.out.find("%di: min 0, max 499"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$retval: min 0, max 5489"), std::string::npos) << r.out;
+  auto csv = run({uprof_binary(), "report", data(), "--format", "csv"});
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched");
+  EXPECT_NE(csv.out.find("\nadd,add,0,0,500,"), std::string::npos);
+
+  // --by splits the table by a value.
+  auto by = run({uprof_binary(), "report", data(), "--by", "%di", "--hist", "none", "--sort", "name"});
+  EXPECT_NE(by.out.find("add [%di=42]"), std::string::npos);
+  // Errors: one line, non-zero.
+  auto bad = run({uprof_binary(), "report", data(), "--function", "nomatch*"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  auto badsort = run({uprof_binary(), "report", data(), "--sort", "speed"});
+  EXPECT_EQ(badsort.exit_code, 2);
+}
+
+TEST_F(Recorded, CutShortFileStillReports) {
+  REQUIRE_UPROBES();
+  record({"-e", "add", "-m", "1", "--", fixture("x86_64", "workload"), "calls", "30000"});
+  auto size = std::filesystem::file_size(data());
+  std::filesystem::resize_file(data(), size * 2 / 3);
+  auto r = run({uprof_binary(), "report", data(), "--hist", "none"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("warning:  " + data() + ": cut short at byte "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("cut short"), std::string::npos);
+  // What is whole is reported: some calls, and entries still open at the cut.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nadd +[1-9][0-9,]* )"))) << r.out;
+  auto missing = run({uprof_binary(), "report", dir_.file("nope.data")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "uprof: store: " + dir_.file("nope.data") + ": No such file or directory\n");
+}
+
+}  // namespace
+}  // namespace uprof
