@@ -1,5 +1,7 @@
 #include "uprof/analyse/report_model.h"
 
+#include <algorithm>
+
 namespace uprof {
 
 Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options) {
@@ -30,6 +32,8 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   }
   pairer.finish(agg);
   m.trailer = reader.trailer();
+  // The recorder's counters see drops that no PERF_RECORD_LOST reported.
+  if (m.trailer) m.lost = std::max(m.lost, m.trailer->lost);
   m.problems = reader.problems();
   m.pairing = pairer.counts();
   m.groups = agg.groups();

@@ -1,44 +1,76 @@
 #include "uprof/analyse/top_values.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace uprof {
 
+namespace {
+
+bool by_count(const TopValues::Entry& a, const TopValues::Entry& b) {
+  return a.count != b.count ? a.count > b.count : a.value < b.value;
+}
+
+}  // namespace
+
+void TopValues::find_min() {
+  min_count_ = UINT64_MAX;
+  at_min_ = 0;
+  for (uint32_t i = 0; i < size_; ++i) {
+    if (counts()[i] < min_count_) {
+      min_count_ = counts()[i];
+      at_min_ = 0;
+    }
+    if (counts()[i] == min_count_) at_min_ |= uint64_t{1} << i;
+  }
+}
+
+void TopValues::bump(uint32_t i, uint64_t times) {
+  counts()[i] += times;
+  const uint64_t bit = uint64_t{1} << i;
+  if (at_min_ & bit) {
+    at_min_ &= ~bit;
+    if (at_min_ == 0) find_min();
+  }
+}
+
 void TopValues::add(uint64_t value, uint64_t times) {
   if (times == 0) return;
   total_ += times;
-  if (last_ < entries_.size() && entries_[last_].value == value) {
-    entries_[last_].count += times;
-    return;
-  }
-  // A linear scan over at most m (32) slots: cheaper than hashing at this size,
-  // and it allocates nothing after the first capacity_ values.
-  for (uint32_t i = 0; i < entries_.size(); ++i) {
-    if (entries_[i].value == value) {
-      entries_[i].count += times;
+  if (size_ > 0 && values()[last_] == value) return bump(last_, times);
+  const uint64_t* v = values();
+  for (uint32_t i = 0; i < size_; ++i) {
+    if (v[i] == value) {
       last_ = i;
-      return;
+      return bump(i, times);
     }
   }
-  if (entries_.size() < capacity_) {
-    if (entries_.empty()) entries_.reserve(capacity_);
-    entries_.push_back(Entry{.value = value, .count = times, .error = 0});
-    last_ = static_cast<uint32_t>(entries_.size() - 1);
+  if (size_ < capacity_) {
+    if (store_.empty()) store_.assign(3 * std::size_t{capacity_}, 0);
+    last_ = size_++;
+    values()[last_] = value;
+    counts()[last_] = times;
+    errors()[last_] = 0;
+    if (size_ == capacity_) find_min();
     return;
   }
-  auto smallest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const Entry& a, const Entry& b) { return a.count < b.count; });
-  *smallest = Entry{.value = value, .count = smallest->count + times, .error = smallest->count};
-  last_ = static_cast<uint32_t>(smallest - entries_.begin());
+  // Full: the new value takes the slot of one with the smallest count c, and may
+  // have been seen up to c times before, unnoticed.
+  const auto i = static_cast<uint32_t>(std::countr_zero(at_min_));
+  const uint64_t c = counts()[i];
+  values()[i] = value;
+  errors()[i] = c;
+  last_ = i;
   exact_ = false;
+  bump(i, times);
 }
 
-uint64_t TopValues::min_count() const {
-  if (exact_) return 0;
-  uint64_t m = UINT64_MAX;
-  for (const Entry& e : entries_) m = std::min(m, e.count);
-  return m;
+std::vector<TopValues::Entry> TopValues::entries() const {
+  std::vector<Entry> out;
+  out.reserve(size_);
+  for (uint32_t i = 0; i < size_; ++i) out.push_back(Entry{.value = values()[i], .count = counts()[i], .error = errors()[i]});
+  return out;
 }
 
 void TopValues::merge(const TopValues& other) {
@@ -48,12 +80,12 @@ void TopValues::merge(const TopValues& other) {
   // the m largest of the union.
   const uint64_t fill_a = min_count(), fill_b = other.min_count();
   std::unordered_map<uint64_t, Entry> all;
-  for (const Entry& e : entries_) {
+  for (const Entry& e : entries()) {
     all[e.value] = Entry{.value = e.value, .count = e.count + fill_b, .error = e.error + fill_b};
   }
-  for (const Entry& e : other.entries_) {
+  for (const Entry& e : other.entries()) {
     auto [it, fresh] = all.try_emplace(e.value, Entry{.value = e.value, .count = fill_a, .error = fill_a});
-    if (!fresh) {  // undo the fill: the other sketch's own count replaces it
+    if (!fresh) {  // the other sketch's own count replaces the fill
       it->second.count -= fill_b;
       it->second.error -= fill_b;
     }
@@ -63,21 +95,26 @@ void TopValues::merge(const TopValues& other) {
   std::vector<Entry> merged;
   merged.reserve(all.size());
   for (const auto& [value, e] : all) merged.push_back(e);
-  std::sort(merged.begin(), merged.end(), [](const Entry& a, const Entry& b) {
-    return a.count != b.count ? a.count > b.count : a.value < b.value;
-  });
+  std::sort(merged.begin(), merged.end(), by_count);
   exact_ = exact_ && other.exact_ && merged.size() <= capacity_;
   if (merged.size() > capacity_) merged.resize(capacity_);
-  entries_ = std::move(merged);
+
+  if (store_.empty()) store_.assign(3 * std::size_t{capacity_}, 0);
+  size_ = static_cast<uint32_t>(merged.size());
+  for (uint32_t i = 0; i < size_; ++i) {
+    values()[i] = merged[i].value;
+    counts()[i] = merged[i].count;
+    errors()[i] = merged[i].error;
+  }
   total_ += other.total_;
   last_ = 0;
+  at_min_ = 0;
+  if (size_ == capacity_) find_min();
 }
 
 std::vector<TopValues::Entry> TopValues::top(std::size_t k) const {
-  std::vector<Entry> out = entries_;
-  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
-    return a.count != b.count ? a.count > b.count : a.value < b.value;
-  });
+  std::vector<Entry> out = entries();
+  std::sort(out.begin(), out.end(), by_count);
   if (out.size() > k) out.resize(k);
   return out;
 }

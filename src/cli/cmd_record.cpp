@@ -123,6 +123,9 @@ int cmd_record(int argc, char** argv) {
   if (!rep->accounted())
     std::cerr << "uprof: WARNING: recorded " << rep->recorded_total() << " + lost " << rep->lost
               << " != kernel count " << rep->kernel_total() << ": events are missing or duplicated\n";
+  if (rep->lost)
+    std::cerr << "uprof: " << rep->lost << " samples were dropped because a ring buffer was full: "
+              << "try a larger -m (now " << req.ring_pages << " pages per CPU) or fewer values\n";
   if (rep->missing_values)
     std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
   if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";

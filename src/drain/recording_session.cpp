@@ -72,7 +72,11 @@ uint64_t RecordReport::recorded_total() const {
   return n;
 }
 
-bool RecordReport::accounted() const { return recorded_total() + lost == kernel_total(); }
+bool RecordReport::accounted() const {
+  for (const auto& p : per_probe)
+    if (p.recorded + lost_of(p) != p.kernel) return false;
+  return true;
+}
 
 std::string summary_line(const RecordReport& r) {
   std::string s = "uprof: " + with_commas(r.samples) + " events recorded, " + with_commas(r.lost) +
@@ -195,7 +199,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       e.probe = info.probe;
       e.lost = l.lost;
       e.time = l.sample_id ? l.sample_id->time : last_time;
-      rep.lost += l.lost;
+      rep.per_probe[info.probe].lost_records += l.lost;
     }
     order.push(std::move(e));
     return ok();
@@ -226,8 +230,12 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   rep.late = order.late();
 
   UPROF_ASSIGN(auto counts, events.counts());
-  for (const auto& c : counts)
-    if (c.probe_index < rep.per_probe.size()) rep.per_probe[c.probe_index].kernel = c.hits;
+  for (const auto& c : counts) {
+    if (c.probe_index >= rep.per_probe.size()) continue;
+    rep.per_probe[c.probe_index].kernel = c.hits;
+    rep.per_probe[c.probe_index].lost = c.lost;
+  }
+  for (const auto& p : rep.per_probe) rep.lost += rep.lost_of(p);
 
   if (workload) {
     // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.

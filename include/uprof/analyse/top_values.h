@@ -29,8 +29,11 @@ class TopValues {
     uint64_t count = 0;  // an upper bound of the true count
     uint64_t error = 0;  // count - error is a lower bound
   };
+  static constexpr uint32_t kMaxCapacity = 64;
 
-  explicit TopValues(uint32_t capacity = 32) : capacity_(capacity == 0 ? 1 : capacity) {}
+  // `capacity` is clamped to [1, 64].
+  explicit TopValues(uint32_t capacity = 32)
+      : capacity_(capacity == 0 ? 1 : capacity > kMaxCapacity ? kMaxCapacity : capacity) {}
 
   void add(uint64_t value, uint64_t times = 1);
   void merge(const TopValues& other);
@@ -40,15 +43,33 @@ class TopValues {
   uint64_t total() const { return total_; }
   uint32_t capacity() const { return capacity_; }
   // The most times a value not held can have been seen (0 while nothing was evicted).
-  uint64_t min_count() const;
+  uint64_t min_count() const { return exact_ ? 0 : min_count_; }
   // Whether every count is exact (no value was ever replaced).
   bool exact() const { return exact_; }
 
  private:
-  std::vector<Entry> entries_;  // unsorted; at most capacity_
+  // Values, counts and errors in three runs of capacity_ words: a miss scans the
+  // values only (4 cache lines for 32), and nothing allocates after the first add.
+  uint64_t* values() { return store_.data(); }
+  uint64_t* counts() { return store_.data() + capacity_; }
+  uint64_t* errors() { return store_.data() + 2 * capacity_; }
+  const uint64_t* values() const { return store_.data(); }
+  const uint64_t* counts() const { return store_.data() + capacity_; }
+  const uint64_t* errors() const { return store_.data() + 2 * capacity_; }
+  void bump(uint32_t i, uint64_t times);
+  void find_min();
+  std::vector<Entry> entries() const;
+
+  std::vector<uint64_t> store_;
+  uint32_t size_ = 0;
   uint32_t capacity_;
   uint32_t last_ = 0;           // the slot of the previous value: runs of one value skip the scan
   uint64_t total_ = 0;
+  // Once full: the smallest count and which slots hold it. Replacing takes any of
+  // them without a scan; the scan happens when the last one has counted up, so a
+  // stream of distinct values (pointers) pays it once per `capacity` evictions or so.
+  uint64_t min_count_ = 0;
+  uint64_t at_min_ = 0;
   bool exact_ = true;
 };
 

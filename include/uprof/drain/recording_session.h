@@ -33,7 +33,9 @@ struct RecordRequest {
 
 struct ProbeTally {
   uint64_t recorded = 0;
-  uint64_t kernel = 0;
+  uint64_t kernel = 0;          // every hit, sampled or dropped
+  uint64_t lost_records = 0;    // what PERF_RECORD_LOST said was dropped
+  std::optional<uint64_t> lost; // what the counter says was dropped (PERF_FORMAT_LOST, Linux 6.0+)
 };
 
 struct RecordReport {
@@ -41,7 +43,8 @@ struct RecordReport {
   uint64_t bytes = 0;
   uint64_t events = 0;       // everything written (samples, lost markers, comm)
   uint64_t samples = 0;
-  uint64_t lost = 0;         // samples the kernel dropped (ring full)
+  uint64_t lost = 0;         // samples the kernel dropped (ring full): the counters' figure when
+                             // the kernel has one (PERF_RECORD_LOST misses drops at the end)
   uint64_t missing_values = 0;
   uint64_t late = 0;         // events that arrived after newer ones were written
   std::vector<ProbeTally> per_probe;
@@ -54,6 +57,7 @@ struct RecordReport {
   uint64_t recorded_total() const;
   // recorded + lost == kernel, probe by probe.
   bool accounted() const;
+  uint64_t lost_of(const ProbeTally& p) const { return p.lost.value_or(p.lost_records); }
 };
 
 // `stop` is set by a signal handler (Ctrl-C); `workload_pid` is published as soon
