@@ -111,6 +111,11 @@ Status EventSet::open_all(const EventSetOptions& options) {
       UprobeTarget t = target_of(requests_[i]);
       perf_event_attr a = attrs_[i];
       if (pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
+      if (options.track_tasks && i == 0) {
+        a.comm = 1;
+        a.comm_exec = 1;
+        a.task = 1;
+      }
       UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
       UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
       if (ring_fd < 0) {

@@ -105,7 +105,7 @@ Status Workload::start() {
   }
   exec_err_.reset();
   if (n == static_cast<ssize_t>(sizeof e)) {
-    wait();
+    (void)wait();  // reap it; the exec error is what matters
     return err("workload: ", argv0_, ": ", std::strerror(e));
   }
   return ok();

@@ -314,6 +314,51 @@ Result<ThrottleRecord> decode_throttle(std::span<const std::byte> record, const 
   return t;
 }
 
+// PERF_RECORD_COMM: u32 pid, u32 tid, char comm[] NUL-padded to 8 bytes, sample_id.
+//   COMM pid 4242 tid 4242 "workload\0\0\0\0\0\0\0\0" + trailer
+Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFormat& f) {
+  UPROF_ASSIGN(perf_event_header h, decode_header(record));
+  if (h.type != PERF_RECORD_COMM) return err("decode: expected PERF_RECORD_COMM, got ", record_type_name(h.type));
+  FieldReader r(record, h.type);
+  r.seek(sizeof(perf_event_header), "header");
+  CommRecord c;
+  c.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+  if (!(r.get(c.pid, "pid") && r.get(c.tid, "tid"))) return r.error();
+  std::size_t name_at = r.offset();
+  std::size_t name_end = record.size() - (f.sample_id_all ? trailer_size(f.sample_type) : 0);
+  if (name_end <= name_at) return err("decode: PERF_RECORD_COMM at byte ", name_at, ": no room for the name");
+  auto* p = reinterpret_cast<const char*>(record.data()) + name_at;
+  std::size_t n = 0;
+  while (n < name_end - name_at && p[n]) n++;
+  c.comm.assign(p, n);
+  if (f.sample_id_all) {
+    SampleId sid;
+    if (!read_trailer(r, record.size(), name_end, f.sample_type, sid)) return r.error();
+    c.sample_id = sid;
+  }
+  return c;
+}
+
+// PERF_RECORD_FORK / PERF_RECORD_EXIT: u32 pid, ppid, tid, ptid; u64 time; sample_id.
+Result<TaskRecord> decode_task(std::span<const std::byte> record, const SampleFormat& f) {
+  UPROF_ASSIGN(perf_event_header h, decode_header(record));
+  if (h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT)
+    return err("decode: expected PERF_RECORD_FORK or EXIT, got ", record_type_name(h.type));
+  FieldReader r(record, h.type);
+  r.seek(sizeof(perf_event_header), "header");
+  TaskRecord t;
+  t.exit = h.type == PERF_RECORD_EXIT;
+  if (!(r.get(t.pid, "pid") && r.get(t.ppid, "ppid") && r.get(t.tid, "tid") && r.get(t.ptid, "ptid") &&
+        r.get(t.time, "time")))
+    return r.error();
+  if (f.sample_id_all) {
+    SampleId sid;
+    if (!read_trailer(r, record.size(), r.offset(), f.sample_type, sid)) return r.error();
+    t.sample_id = sid;
+  }
+  return t;
+}
+
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& f) {
   UPROF_ASSIGN(perf_event_header h, decode_header(record));
   switch (h.type) {

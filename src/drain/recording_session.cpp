@@ -129,6 +129,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   eo.backend = req.backend;
   eo.start = req.attach_pid > 0 ? StartMode::Explicit : StartMode::OnExec;
   eo.ring_data_pages = req.ring_pages;
+  eo.track_tasks = true;
   UPROF_ASSIGN(EventSet events, EventSet::open(requests, pid, eo));
 
   RecordingMeta meta;
@@ -170,7 +171,9 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   uint64_t last_time = meta.start_monotonic_ns;
   auto on_record = [&](std::size_t, std::span<const std::byte> rec) -> Status {
     UPROF_ASSIGN(perf_event_header h, decode_header(rec));
-    if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST) return ok();
+    if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST && h.type != PERF_RECORD_COMM &&
+        h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT)
+      return ok();
     UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
     if (!id) return ok();
     auto it = ids.find(*id);
@@ -182,7 +185,25 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
     }
     const IdInfo& info = it->second;
     Event e;
-    if (h.type == PERF_RECORD_SAMPLE) {
+    if (h.type == PERF_RECORD_COMM) {
+      UPROF_ASSIGN(CommRecord c, decode_comm(rec, info.format));
+      e.kind = EventKind::Comm;
+      e.pid = c.pid;
+      e.tid = c.tid;
+      e.comm = std::move(c.comm);
+      e.time = c.sample_id ? c.sample_id->time : last_time;
+    } else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
+      UPROF_ASSIGN(TaskRecord t, decode_task(rec, info.format));
+      e.kind = t.exit ? EventKind::Exit : EventKind::Fork;
+      e.pid = t.pid;
+      e.tid = t.tid;
+      e.time = t.time;
+      if (!t.exit) {
+        e.values[0] = t.ppid;
+        e.values[1] = t.ptid;
+        e.nvalues = 2;
+      }
+    } else if (h.type == PERF_RECORD_SAMPLE) {
       UPROF_ASSIGN(Sample s, decode_sample(rec, info.format));
       e.kind = EventKind::Sample;
       e.probe = info.probe;

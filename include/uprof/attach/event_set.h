@@ -59,6 +59,9 @@ struct EventSetOptions {
   std::string pmu_dir = kUprobePmuDir;
   std::string online_cpus_path = "/sys/devices/system/cpu/online";
   std::string tracefs_dir{};  // "" = find it
+  // Also ask for COMM, FORK and EXIT records (on the first event of each CPU, so
+  // each comes once): thread names, and which threads ended with calls open.
+  bool track_tasks = false;
 };
 
 struct ProbeHits {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -95,6 +96,23 @@ struct ThrottleRecord {
   std::optional<SampleId> sample_id{};
 };
 
+// PERF_RECORD_COMM: thread `tid` of `pid` is now called `comm` (exec or prctl).
+// Asked for with attr.comm (and comm_exec); the time comes from the sample_id trailer.
+struct CommRecord {
+  uint32_t pid = 0, tid = 0;
+  std::string comm;
+  bool exec = false;  // PERF_RECORD_MISC_COMM_EXEC: the name changed because of an exec
+  std::optional<SampleId> sample_id;
+};
+
+// PERF_RECORD_FORK / PERF_RECORD_EXIT (attr.task): a thread or process was created or ended.
+struct TaskRecord {
+  bool exit = false;
+  uint32_t pid = 0, ppid = 0, tid = 0, ptid = 0;
+  uint64_t time = 0;
+  std::optional<SampleId> sample_id;
+};
+
 // Any other record: reported, not parsed.
 struct OtherRecord {
   uint32_t type = 0;
@@ -116,6 +134,8 @@ Result<std::optional<uint64_t>> record_identifier(std::span<const std::byte> rec
 Result<Sample> decode_sample(std::span<const std::byte> record, const SampleFormat& format);
 Result<LostRecord> decode_lost(std::span<const std::byte> record, const SampleFormat& format);
 Result<ThrottleRecord> decode_throttle(std::span<const std::byte> record, const SampleFormat& format);
+Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFormat& format);
+Result<TaskRecord> decode_task(std::span<const std::byte> record, const SampleFormat& format);
 // Dispatches on the header's type.
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& format);
 
