@@ -18,7 +18,9 @@ uint64_t mix(uint64_t x) {
 }  // namespace
 
 std::size_t FlatIndex::home(const Key& key) const {
-  return mix(key.a ^ mix(key.b)) & (slots_.size() - 1);
+  // One finaliser round over both halves: b is multiplied first so that (a, b) and
+  // (b, a) land apart.
+  return mix(key.a ^ (key.b * 0x9e3779b97f4a7c15ULL)) & (slots_.size() - 1);
 }
 
 void FlatIndex::grow() {

@@ -14,6 +14,48 @@ bool by_count(const TopValues::Entry& a, const TopValues::Entry& b) {
 
 }  // namespace
 
+void TopValues::allocate() {
+  store_.assign(3 * std::size_t{capacity_}, 0);
+  index_.assign(std::bit_ceil(4 * std::size_t{capacity_}), kEmpty);
+  index_shift_ = static_cast<uint8_t>(64 - std::countr_zero(index_.size()));
+}
+
+uint32_t TopValues::home(uint64_t value) const {
+  // Fibonacci hashing: the top bits of value * 2^64/phi, as many as the index needs.
+  return static_cast<uint32_t>((value * 0x9e3779b97f4a7c15ULL) >> index_shift_);
+}
+
+uint32_t TopValues::find(uint64_t value) const {
+  if (index_.empty()) return UINT32_MAX;
+  const std::size_t mask = index_.size() - 1;
+  for (std::size_t h = home(value); index_[h] != kEmpty; h = (h + 1) & mask) {
+    if (values()[index_[h]] == value) return index_[h];
+  }
+  return UINT32_MAX;
+}
+
+void TopValues::index_insert(uint32_t slot) {
+  const std::size_t mask = index_.size() - 1;
+  std::size_t h = home(values()[slot]);
+  while (index_[h] != kEmpty) h = (h + 1) & mask;
+  index_[h] = static_cast<uint8_t>(slot);
+}
+
+void TopValues::index_erase(uint64_t value) {
+  const std::size_t mask = index_.size() - 1;
+  std::size_t hole = home(value);
+  while (values()[index_[hole]] != value) hole = (hole + 1) & mask;  // it is there
+  // Backward shift, as in FlatIndex::erase: no tombstones to slow later misses.
+  for (std::size_t j = (hole + 1) & mask; index_[j] != kEmpty; j = (j + 1) & mask) {
+    const std::size_t h = home(values()[index_[j]]);
+    const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+    if (stays) continue;
+    index_[hole] = index_[j];
+    hole = j;
+  }
+  index_[hole] = kEmpty;
+}
+
 void TopValues::find_min() {
   min_count_ = UINT64_MAX;
   at_min_ = 0;
@@ -39,19 +81,17 @@ void TopValues::add(uint64_t value, uint64_t times) {
   if (times == 0) return;
   total_ += times;
   if (size_ > 0 && values()[last_] == value) return bump(last_, times);
-  const uint64_t* v = values();
-  for (uint32_t i = 0; i < size_; ++i) {
-    if (v[i] == value) {
-      last_ = i;
-      return bump(i, times);
-    }
+  if (const uint32_t i = find(value); i != UINT32_MAX) {
+    last_ = i;
+    return bump(i, times);
   }
   if (size_ < capacity_) {
-    if (store_.empty()) store_.assign(3 * std::size_t{capacity_}, 0);
+    if (store_.empty()) allocate();
     last_ = size_++;
     values()[last_] = value;
     counts()[last_] = times;
     errors()[last_] = 0;
+    index_insert(last_);
     if (size_ == capacity_) find_min();
     return;
   }
@@ -59,7 +99,9 @@ void TopValues::add(uint64_t value, uint64_t times) {
   // have been seen up to c times before, unnoticed.
   const auto i = static_cast<uint32_t>(std::countr_zero(at_min_));
   const uint64_t c = counts()[i];
+  index_erase(values()[i]);
   values()[i] = value;
+  index_insert(i);
   errors()[i] = c;
   last_ = i;
   exact_ = false;
@@ -99,12 +141,13 @@ void TopValues::merge(const TopValues& other) {
   exact_ = exact_ && other.exact_ && merged.size() <= capacity_;
   if (merged.size() > capacity_) merged.resize(capacity_);
 
-  if (store_.empty()) store_.assign(3 * std::size_t{capacity_}, 0);
+  allocate();
   size_ = static_cast<uint32_t>(merged.size());
   for (uint32_t i = 0; i < size_; ++i) {
     values()[i] = merged[i].value;
     counts()[i] = merged[i].count;
     errors()[i] = merged[i].error;
+    index_insert(i);
   }
   total_ += other.total_;
   last_ = 0;

@@ -16,6 +16,7 @@ void expect_guarantees(const TopValues& s, const std::map<uint64_t, uint64_t>& t
   const auto held = s.top(s.capacity());
   std::map<uint64_t, TopValues::Entry> by_value;
   for (const auto& e : held) {
+    EXPECT_FALSE(by_value.count(e.value)) << what << ": value " << e.value << " held twice";
     by_value[e.value] = e;
     const uint64_t t = truth.count(e.value) ? truth.at(e.value) : 0;
     EXPECT_LE(t, e.count) << what << ": value " << e.value;
@@ -106,6 +107,25 @@ TEST(AggregateTopValues, MergeKeepsTheGuaranteesOfTheCombinedStream) {
   a.merge(small);
   a.merge(TopValues(16));
   expect_guarantees(a, truth, n + 5, "merged");
+}
+
+TEST(AggregateTopValues, CapacityIsClampedAndEveryReplacementFindsItsValue) {
+  EXPECT_EQ(TopValues(0).capacity(), 1u);
+  EXPECT_EQ(TopValues(1000).capacity(), TopValues::kMaxCapacity);
+  // Values that collide in the slot index (multiples of a large power of two) and a
+  // stream that replaces a slot on almost every add.
+  for (uint32_t capacity : {1u, 3u, 64u}) {
+    TopValues s(capacity);
+    std::map<uint64_t, uint64_t> truth;
+    std::mt19937_64 rng(capacity);
+    const uint64_t n = 100'000;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t v = i % 7 == 0 ? 5 : (rng() % 5000) << 40;
+      s.add(v);
+      ++truth[v];
+    }
+    expect_guarantees(s, truth, n, "capacity " + std::to_string(capacity));
+  }
 }
 
 }  // namespace

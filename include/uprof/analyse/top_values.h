@@ -48,19 +48,30 @@ class TopValues {
   bool exact() const { return exact_; }
 
  private:
-  // Values, counts and errors in three runs of capacity_ words: a miss scans the
-  // values only (4 cache lines for 32), and nothing allocates after the first add.
+  // Values, counts and errors in three runs of capacity_ words, and an open-addressing
+  // index from value to slot (load <= 1/4, so clusters stay short): a value never seen before (a new pointer)
+  // costs a hash and a probe or two, not a scan of every slot. Nothing allocates
+  // after the first add.
   uint64_t* values() { return store_.data(); }
   uint64_t* counts() { return store_.data() + capacity_; }
   uint64_t* errors() { return store_.data() + 2 * capacity_; }
   const uint64_t* values() const { return store_.data(); }
   const uint64_t* counts() const { return store_.data() + capacity_; }
   const uint64_t* errors() const { return store_.data() + 2 * capacity_; }
+  void allocate();
+  uint32_t home(uint64_t value) const;
+  // The slot holding `value`, or UINT32_MAX.
+  uint32_t find(uint64_t value) const;
+  void index_insert(uint32_t slot);
+  void index_erase(uint64_t value);
   void bump(uint32_t i, uint64_t times);
   void find_min();
   std::vector<Entry> entries() const;
 
   std::vector<uint64_t> store_;
+  std::vector<uint8_t> index_;  // slot numbers, kEmpty when free; a power of two >= 4 * capacity_
+  static constexpr uint8_t kEmpty = 0xff;
+  uint8_t index_shift_ = 64;    // 64 - log2(index_.size())
   uint32_t size_ = 0;
   uint32_t capacity_;
   uint32_t last_ = 0;           // the slot of the previous value: runs of one value skip the scan
