@@ -33,8 +33,7 @@ bool PairingCounts::balanced() const {
 
 Pairer::Pairer(const ProbeFunctions& functions)
     : function_of_probe_(functions.function_of_probe),
-      role_of_probe_(functions.role_of_probe),
-      function_loss_(functions.functions.size(), 0) {}
+      role_of_probe_(functions.role_of_probe) {}
 
 void Pairer::add(const Event& e, PairingSink& sink) {
   switch (e.kind) {
@@ -92,7 +91,7 @@ void Pairer::release_thread(uint32_t index) {
 }
 
 void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink) {
-  if (loss_mark(f.function) != f.loss_mark) reason = UnmatchedReason::Lost;
+  if (loss_epoch_ != f.loss_epoch) reason = UnmatchedReason::Lost;
   ++counts_.unmatched[static_cast<std::size_t>(reason)];
   sink.on_unmatched(Unmatched{
       .function = f.function,
@@ -143,7 +142,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     f.function = fn;
     f.probe = e.probe;
     f.time = e.time;
-    f.loss_mark = loss_mark(fn);
+    f.loss_epoch = loss_epoch_;
     f.nvalues = static_cast<uint8_t>(values.size());
     std::copy(values.begin(), values.end(), f.values.begin());
     return;
@@ -174,21 +173,17 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
       .entry_values = {f.values.data(), f.nvalues},
       .return_values = values,
       .depth = static_cast<uint32_t>(depth),
-      .spans_loss = loss_mark(fn) != f.loss_mark,
+      .spans_loss = loss_epoch_ != f.loss_epoch,
   });
   t.stack.pop_back();
 }
 
 void Pairer::on_lost(const Event& e) {
   counts_.lost_samples += e.lost;
-  // A Lost event names the probe whose buffer overflowed: only that function's
-  // calls may have lost an entry or a return. Without a probe, every call may have.
-  const uint32_t fn = e.probe < function_of_probe_.size() ? function_of_probe_[e.probe] : kNoFunction;
-  if (fn == kNoFunction) {
-    ++global_loss_;
-  } else {
-    ++function_loss_[fn];
-  }
+  // Every open call may have lost its return, whatever probe the event names: the
+  // recorder shares one ring buffer per CPU among all probes, and the kernel tags
+  // PERF_RECORD_LOST with the event that wrote next, not the ones that were dropped.
+  ++loss_epoch_;
 }
 
 void Pairer::on_exit(const Event& e, PairingSink& sink) {

@@ -186,15 +186,22 @@ TEST(Pairing, LossBeforeTheEntryDoesNotExcuseAnUnwind) {
   EXPECT_FALSE(r.sink.calls[1].call.spans_loss);
 }
 
-TEST(Pairing, LossOnAnotherFunctionsBufferDoesNotExcuseAnUnwind) {
+TEST(Pairing, ALossTaggedWithAnotherProbeStillExcusesOpenCalls) {
+  // One ring buffer per CPU holds every probe's samples, and the kernel tags the
+  // Lost record with whichever event wrote next (h's here): g's return may be lost.
   Paired r = pair({sample(kFe, 1, 0), sample(kGe, 1, 10), lost(20, 1, kHr), sample(kFr, 1, 50)});
   ASSERT_EQ(r.sink.unmatched.size(), 1u);
-  EXPECT_EQ(r.sink.unmatched[0].unmatched.reason, UnmatchedReason::Unwound);
-  EXPECT_FALSE(r.sink.calls[0].call.spans_loss);
-  // The same loss on g's return buffer could have taken g's return.
-  Paired r2 = pair({sample(kFe, 1, 0), sample(kGe, 1, 10), lost(20, 1, kGr), sample(kFr, 1, 50)});
-  ASSERT_EQ(r2.sink.unmatched.size(), 1u);
-  EXPECT_EQ(r2.sink.unmatched[0].unmatched.reason, UnmatchedReason::Lost);
+  EXPECT_EQ(r.sink.unmatched[0].unmatched.reason, UnmatchedReason::Lost);
+  EXPECT_TRUE(r.sink.calls[0].call.spans_loss);
+}
+
+TEST(Pairing, LossDuringACallThatExitsOrIsCutIsBlamedOnTheLoss) {
+  Paired r = pair({sample(kFe, 1, 0), sample(kGe, 2, 1), lost(5), exit_event(1, 9)});
+  ASSERT_EQ(r.sink.unmatched.size(), 2u);
+  EXPECT_EQ(r.sink.unmatched[0].unmatched.reason, UnmatchedReason::Lost);  // at the exit
+  EXPECT_EQ(r.sink.unmatched[1].unmatched.reason, UnmatchedReason::Lost);  // at the end
+  EXPECT_EQ(r.counts.unmatched_of(UnmatchedReason::Lost), 2u);
+  EXPECT_TRUE(r.counts.balanced());
 }
 
 TEST(Pairing, ThreadExitMidCallClosesItsFrames) {

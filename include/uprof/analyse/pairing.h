@@ -135,7 +135,7 @@ class Pairer {
     uint32_t function = 0;
     uint32_t probe = 0;
     uint64_t time = 0;
-    uint64_t loss_mark = 0;
+    uint64_t loss_epoch = 0;  // Lost events seen before the entry
     uint8_t nvalues = 0;
     std::array<uint64_t, kMaxValues> values{};
   };
@@ -158,12 +158,10 @@ class Pairer {
   // Reports every open frame of `t`, innermost first, with `reason` (or Lost).
   void close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink);
   void report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink);
-  uint64_t loss_mark(uint32_t function) const { return global_loss_ + function_loss_[function]; }
 
   std::vector<uint32_t> function_of_probe_;
   std::vector<ProbeRole> role_of_probe_;
-  std::vector<uint64_t> function_loss_;  // Lost events on a probe of this function
-  uint64_t global_loss_ = 0;             // Lost events whose probe is unknown
+  uint64_t loss_epoch_ = 0;              // Lost events so far
   std::vector<Thread> threads_;
   std::vector<uint32_t> free_threads_;
   FlatIndex thread_of_tid_;
