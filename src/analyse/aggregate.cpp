@@ -88,15 +88,16 @@ Status check_aggregate_options(const ProbeFunctions& functions, const AggregateO
   }
   if (!options.by_value.empty()) {
     const auto selected = select_functions(functions.functions, f);
-    std::string captured;
-    bool found = false;
+    std::vector<std::string> names;
     for (std::size_t i = 0; i < functions.functions.size(); ++i) {
       if (!selected[i]) continue;
       for (const ValueSpec& v : functions.functions[i].values) {
-        found |= v.name == options.by_value;
-        if (captured.find(v.name) == std::string::npos) captured += (captured.empty() ? "" : ", ") + v.name;
+        if (std::find(names.begin(), names.end(), v.name) == names.end()) names.push_back(v.name);
       }
     }
+    const bool found = std::find(names.begin(), names.end(), options.by_value) != names.end();
+    std::string captured;
+    for (const std::string& n : names) captured += (captured.empty() ? "" : ", ") + n;
     if (!found) {
       return err("report: --by ", options.by_value, ": no selected function captures a value of that name",
                  captured.empty() ? std::string(" (none captures any value)") : " (captured: " + captured + ")");
@@ -143,11 +144,28 @@ GroupStats Aggregator::make_group(uint32_t function) const {
 }
 
 Aggregator::ThreadInfo& Aggregator::thread_info(uint32_t pid, uint32_t tid) {
-  const auto ins = thread_index_.insert({.a = tid}, static_cast<uint32_t>(threads_.size()));
-  if (ins.inserted) threads_.push_back(ThreadInfo{.pid = pid});
+  const uint32_t slot = free_threads_.empty() ? static_cast<uint32_t>(threads_.size()) : free_threads_.back();
+  const auto ins = thread_index_.insert({.a = tid}, slot);
+  if (ins.inserted) {
+    if (slot == threads_.size()) {
+      threads_.emplace_back();
+    } else {
+      free_threads_.pop_back();
+    }
+    threads_[slot] = ThreadInfo{.pid = pid};
+  }
   ThreadInfo& t = threads_[ins.position];
   if (t.pid != pid) t = ThreadInfo{.pid = pid};  // the tid now belongs to another process
   return t;
+}
+
+void Aggregator::on_exit(uint32_t pid, uint32_t tid) {
+  const auto i = thread_index_.find({.a = tid});
+  if (!i || threads_[*i].pid != pid) return;
+  thread_index_.erase({.a = tid});
+  threads_[*i] = ThreadInfo{};
+  free_threads_.push_back(*i);
+  last_comm_answer_ = -1;
 }
 
 void Aggregator::on_comm(uint32_t pid, uint32_t tid, std::string_view comm) {

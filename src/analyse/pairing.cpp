@@ -187,10 +187,11 @@ void Pairer::on_lost(const Event& e) {
 }
 
 void Pairer::on_exit(const Event& e, PairingSink& sink) {
-  const auto index = find_thread(e.tid);
-  if (!index) return;
-  close_frames(threads_[*index], 0, UnmatchedReason::ThreadExited, sink);
-  release_thread(*index);
+  if (const auto index = find_thread(e.tid)) {
+    close_frames(threads_[*index], 0, UnmatchedReason::ThreadExited, sink);
+    release_thread(*index);
+  }
+  sink.on_exit(e.pid, e.tid);
 }
 
 void Pairer::on_fork(const Event& e, PairingSink& sink) {

@@ -146,6 +146,15 @@ TEST(Aggregate, FiltersByPidTidCommFunctionAndWindow) {
   EXPECT_EQ(by_comm.groups()[kF].latency.max(), 30u);  // threads 1 and 3
   EXPECT_EQ(by_comm.comm(1, 3), "server");
   EXPECT_EQ(calls_of(aggregate(events, {.filter = {.comms = {"nobody"}}}), kF), 0u);
+  // Names are forgotten at exit (the table holds live threads), after the exit's own
+  // unmatched calls were filtered with the name.
+  std::vector<Event> exiting = events;
+  exiting.push_back(sample(kFe, 3, t(300), {4}, 1));
+  exiting.push_back(exit_event(3, t(301), 1));
+  const Aggregator after_exit = aggregate(exiting, {.filter = {.comms = {"server"}}});
+  EXPECT_EQ(after_exit.groups()[kF].unmatched[static_cast<int>(UnmatchedReason::ThreadExited)], 1u);
+  EXPECT_EQ(after_exit.comm(1, 3), "");
+  EXPECT_EQ(after_exit.comm(1, 1), "server");
 
   const Aggregator only_g = aggregate(events, {.filter = {.functions = {"g"}}});
   ASSERT_EQ(only_g.groups().size(), 1u);

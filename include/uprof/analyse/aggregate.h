@@ -100,6 +100,7 @@ class Aggregator final : public PairingSink {
   void on_hit(const Hit& hit) override;
   void on_comm(uint32_t pid, uint32_t tid, std::string_view comm) override;
   void on_fork(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid) override;
+  void on_exit(uint32_t pid, uint32_t tid) override;
 
   // In order of first appearance; with GroupBy::Function and no --by, one per selected
   // function in table order, those never called included (a probe that never fired is news).
@@ -145,7 +146,8 @@ class Aggregator final : public PairingSink {
   uint32_t last_group_ = UINT32_MAX;
   uint32_t value_groups_ = 0;
 
-  std::vector<ThreadInfo> threads_;
+  std::vector<ThreadInfo> threads_;          // live threads only: exits free their slots
+  std::vector<uint32_t> free_threads_;
   FlatIndex thread_index_;
   uint32_t last_comm_tid_ = 0;               // cache of comm_selected()
   uint32_t last_comm_pid_ = 0;

@@ -104,6 +104,8 @@ class PairingSink {
   // Forwarded thread events, for sinks that name or filter threads.
   virtual void on_comm(uint32_t /*pid*/, uint32_t /*tid*/, std::string_view /*comm*/) {}
   virtual void on_fork(uint32_t /*pid*/, uint32_t /*tid*/, uint32_t /*parent_pid*/, uint32_t /*parent_tid*/) {}
+  // After the thread's open calls were reported as ThreadExited.
+  virtual void on_exit(uint32_t /*pid*/, uint32_t /*tid*/) {}
 };
 
 struct PairingCounts {
