@@ -59,6 +59,7 @@ Result<SortKey> parse_sort_key(std::string_view s) {
 }
 
 std::string format_value(uint64_t v, const ValueSpec& spec) {
+  if (spec.hex) return hex(v);
   if (spec.is_signed) return std::to_string(static_cast<int64_t>(v));
   return std::to_string(v);
 }

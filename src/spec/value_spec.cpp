@@ -19,6 +19,26 @@ ValueSpec stack_value(std::string name, const ArchInfo& arch, int32_t offset) {
 
 }  // namespace
 
+namespace {
+
+// ":s32" -> size 4, signed; ":x64" -> size 8, unsigned, hex.
+Status apply_type(std::string_view token, std::string_view type, ValueSpec& v) {
+  if (type.size() < 2 || (type[0] != 's' && type[0] != 'u' && type[0] != 'x'))
+    return err("spec: value '", token, "': unknown type '", type, "' (use s8..s64, u8..u64 or x8..x64)");
+  auto bits = parse_number(type.substr(1));
+  if (!bits || (*bits != 8 && *bits != 16 && *bits != 32 && *bits != 64))
+    return err("spec: value '", token, "': unknown type '", type, "' (use s8..s64, u8..u64 or x8..x64)");
+  v.size = static_cast<uint8_t>(*bits / 8);
+  v.is_signed = type[0] == 's';
+  v.hex = type[0] == 'x';
+  return ok();
+}
+
+Result<std::optional<ParsedValue>> parse_untyped(std::string_view token, std::string_view body, std::string label,
+                                                 const ArchInfo& arch);
+
+}  // namespace
+
 Result<std::optional<ParsedValue>> parse_value_token(std::string_view token, const ArchInfo& arch) {
   std::string label;
   std::string_view body = token;
@@ -27,6 +47,20 @@ Result<std::optional<ParsedValue>> parse_value_token(std::string_view token, con
     body = token.substr(eq + 1);
     if (label.empty() || body.empty()) return err("spec: value '", token, "': expected NAME=VALUE");
   }
+  std::string_view type;
+  if (auto colon = body.find(':'); colon != std::string_view::npos) {
+    type = body.substr(colon + 1);
+    body = body.substr(0, colon);
+  }
+  UPROF_ASSIGN(auto parsed, parse_untyped(token, body, label, arch));
+  if (parsed && !type.empty()) UPROF_TRY(apply_type(token, type, parsed->spec));
+  return parsed;
+}
+
+namespace {
+
+Result<std::optional<ParsedValue>> parse_untyped(std::string_view token, std::string_view body, std::string label,
+                                                 const ArchInfo& arch) {
   auto name = [&] { return label.empty() ? std::string(body) : label; };
 
   if (body == "$comm") return std::optional<ParsedValue>{};
@@ -56,6 +90,8 @@ Result<std::optional<ParsedValue>> parse_value_token(std::string_view token, con
   }
   return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval or $comm)");
 }
+
+}  // namespace
 
 SampleNeeds sample_needs(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
   SampleNeeds n;

@@ -77,7 +77,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
       put_varint(out, v.reg);
       put_varint(out, zigzag(v.stack_offset));
       out.push_back(static_cast<char>(v.size));
-      out.push_back(static_cast<char>(v.is_signed ? 1 : 0));
+      out.push_back(static_cast<char>((v.is_signed ? 1 : 0) | (v.hex ? 2 : 0)));
     }
   }
   return out;
@@ -122,7 +122,8 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
       v.reg = static_cast<uint16_t>(*reg);
       v.stack_offset = static_cast<int32_t>(unzigzag(*so));
       v.size = *size;
-      v.is_signed = *sign != 0;
+      v.is_signed = (*sign & 1) != 0;
+      v.hex = (*sign & 2) != 0;
       p.values.push_back(std::move(v));
     }
     out.push_back(std::move(p));

@@ -191,7 +191,9 @@ TEST(Record, AttachToRunningProcess) {
   for (const auto& s : rec.samples) {
     if (rec.probes[s.probe].kind != ProbeKind::Entry) continue;
     uint32_t a = static_cast<uint32_t>(s.values[0]);
-    if (prev) EXPECT_EQ(a, *prev + 1);
+    if (prev) {
+      EXPECT_EQ(a, *prev + 1);
+    }
     EXPECT_EQ(static_cast<uint32_t>(s.values[1]), 10 * a);
     prev = a;
     if (HasFailure()) break;

@@ -61,6 +61,23 @@ TEST(ValueSpec, RetvalStackAndComm) {
   EXPECT_FALSE(parse_value_token("=%di", arch_info(Arch::X86_64)));
 }
 
+TEST(ValueSpec, TracefsTypes) {
+  auto s32 = parse_ok("a=%di:s32", Arch::X86_64);
+  EXPECT_EQ(s32.name, "a");
+  EXPECT_EQ(s32.size, 4);
+  EXPECT_TRUE(s32.is_signed);
+  auto u16 = parse_ok("%si:u16", Arch::X86_64);
+  EXPECT_EQ(u16.size, 2);
+  EXPECT_FALSE(u16.is_signed);
+  EXPECT_FALSE(u16.hex);
+  auto x = parse_ok("$retval:x64", Arch::Arm64);
+  EXPECT_TRUE(x.hex);
+  EXPECT_EQ(x.source, ValueSource::ReturnValue);
+  EXPECT_EQ(parse_value_token("%di:s12", arch_info(Arch::X86_64)).error().message,
+            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64 or x8..x64)");
+  EXPECT_FALSE(parse_value_token("%di:", arch_info(Arch::X86_64)));
+}
+
 TEST(ValueSpec, SampleNeedsAskOnlyForWhatIsUsed) {
   const auto& x86 = arch_info(Arch::X86_64);
   auto n = sample_needs({parse_ok("%di", Arch::X86_64), parse_ok("%si", Arch::X86_64)}, x86);

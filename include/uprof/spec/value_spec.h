@@ -6,7 +6,8 @@
 //   $stackN             the N-th 8-byte word above the stack pointer at the probe
 //   $retval             the integer return value (return probes only)
 //   $comm               the thread's name: accepted, and always shown from the thread's comm
-// Each may be named: "a=%di".
+// Each may be named ("a=%di") and typed as tracefs types them ("%di:s32", "%si:u16",
+// "%dx:x64" for hex); untyped values are s64.
 #pragma once
 
 #include <optional>

@@ -12,7 +12,7 @@
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return),
 //                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
-//                   v reg, z stack_offset, u8 size, u8 is_signed)
+//                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex)
 //   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
 //                   a z time delta from the previous event (the first: from base_time):
 //                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value

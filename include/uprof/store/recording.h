@@ -27,6 +27,7 @@ struct ValueSpec {
   int32_t stack_offset = 0;     // for Stack
   uint8_t size = 8;             // bytes that hold the value
   bool is_signed = true;        // how to print it
+  bool hex = false;             // print as 0x... (pointers, flags)
 };
 
 enum class ProbeKind : uint8_t { Entry = 0, Return = 1 };
