@@ -47,13 +47,13 @@ Result<std::optional<ParsedValue>> parse_value_token(std::string_view token, con
     body = token.substr(eq + 1);
     if (label.empty() || body.empty()) return err("spec: value '", token, "': expected NAME=VALUE");
   }
-  std::string_view type;
+  std::optional<std::string_view> type;
   if (auto colon = body.find(':'); colon != std::string_view::npos) {
     type = body.substr(colon + 1);
     body = body.substr(0, colon);
   }
   UPROF_ASSIGN(auto parsed, parse_untyped(token, body, label, arch));
-  if (parsed && !type.empty()) UPROF_TRY(apply_type(token, type, parsed->spec));
+  if (parsed && type) UPROF_TRY(apply_type(token, *type, parsed->spec));
   return parsed;
 }
 
