@@ -111,6 +111,8 @@ Status EventSet::open_all(const EventSetOptions& options) {
       UprobeTarget t = target_of(requests_[i]);
       perf_event_attr a = attrs_[i];
       if (pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
+      // pid -1: every process on this CPU (-a); inheriting makes no sense there.
+      if (pid_ < 0) a.inherit = 0;
       if (options.track_tasks && i == 0) {
         a.comm = 1;
         a.comm_exec = 1;

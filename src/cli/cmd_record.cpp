@@ -71,6 +71,7 @@ int cmd_record(int argc, char** argv) {
       "event,e", po::value<std::vector<std::string>>()->composing(), "probe spec; repeatable")(
       "output,o", po::value<std::string>()->default_value("uprof.data"), "data file to write")(
       "pid,p", po::value<int>(), "attach to a running process and all its threads")(
+      "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
       "mmap-pages,m", po::value<std::size_t>()->default_value(256), "ring buffer pages per CPU (a power of two)")(
       "entry-only", "no return probes")("return-only", "no entry probes")(
@@ -100,6 +101,10 @@ int cmd_record(int argc, char** argv) {
   if (vm.count("pid")) {
     req.attach_pid = vm["pid"].as<int>();
     if (!cmd.empty()) return usage_error("record", "give either -p PID or a command, not both");
+  } else if (vm.count("all")) {
+    req.system_wide = true;
+    if (cmd.empty() && !vm.count("duration"))
+      std::cerr << "uprof: recording every process until Ctrl-C\n";
   } else if (cmd.empty()) {
     return usage_error("record", "no command to run and no -p PID");
   }

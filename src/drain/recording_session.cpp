@@ -48,7 +48,10 @@ Result<std::string> target_program(const RecordRequest& req) {
     if (ec) return err("record: process ", req.attach_pid, ": ", ec.message());
     return exe.string();
   }
-  if (req.command.empty()) return err("record: no command to run (uprof record -e SPEC -- CMD ARGS...) and no -p PID");
+  if (req.command.empty()) {
+    if (req.system_wide) return std::string();  // specs must name their file: BIN:FUNC
+    return err("record: no command to run (uprof record -e SPEC -- CMD ARGS...) and no -p PID");
+  }
   return find_program(req.command.front());
 }
 
@@ -119,7 +122,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   // The workload starts stopped; the events open on its pid with enable_on_exec.
   std::optional<Workload> workload;
   pid_t pid = req.attach_pid;
-  if (pid <= 0) {
+  if (pid <= 0 && !req.command.empty()) {
     UPROF_ASSIGN(Workload w, Workload::spawn(req.command));
     workload.emplace(std::move(w));
     pid = workload->pid();
@@ -127,14 +130,16 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   }
   EventSetOptions eo;
   eo.backend = req.backend;
-  eo.start = req.attach_pid > 0 ? StartMode::Explicit : StartMode::OnExec;
+  bool launched = workload.has_value();
+  eo.start = launched && !req.system_wide ? StartMode::OnExec : StartMode::Explicit;
   eo.ring_data_pages = req.ring_pages;
   eo.track_tasks = true;
-  UPROF_ASSIGN(EventSet events, EventSet::open(requests, pid, eo));
+  UPROF_ASSIGN(EventSet events, EventSet::open(requests, req.system_wide ? -1 : pid, eo));
 
   RecordingMeta meta;
   meta.arch = arch.arch;
   meta.command = req.attach_pid > 0 ? std::vector<std::string>{"-p", std::to_string(req.attach_pid)} : req.command;
+  if (req.system_wide) meta.command.insert(meta.command.begin(), "-a");
   utsname u{};
   if (uname(&u) == 0) {
     meta.kernel = u.release;
@@ -157,11 +162,12 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   comm.kind = EventKind::Comm;
   comm.pid = comm.tid = static_cast<uint32_t>(pid);
   comm.time = meta.start_monotonic_ns;
-  comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
-                                 : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
-
   EventOrderer order;
-  order.push(comm);
+  if (pid > 0) {
+    comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
+                                   : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
+    order.push(comm);
+  }
   auto write = [&](const Event& e) -> Status {
     rep.events++;
     return writer.add(e);
@@ -227,7 +233,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   };
 
   StopCondition sc;
-  sc.workload = pid;
+  sc.workload = pid;  // -1 with -a and no command: until Ctrl-C or --duration
   sc.flag = &stop;
   if (req.duration_s)
     sc.deadline = std::chrono::steady_clock::now() +
@@ -239,11 +245,8 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
     return writer.flush();
   };
 
-  if (workload) {
-    UPROF_TRY(workload->start());
-  } else {
-    UPROF_TRY(events.enable());
-  }
+  if (eo.start == StartMode::Explicit) UPROF_TRY(events.enable());
+  if (workload) UPROF_TRY(workload->start());
   auto loop = run_drain_loop(events.rings(), sc, on_record, [&] { return events.disable(); }, dopts);
   if (!loop) return std::move(loop).take_error();
   rep.stop_reason = std::string(to_string(loop->reason));
@@ -267,7 +270,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   t.events = rep.events;
   t.lost = rep.lost;
-  t.exit_status = req.attach_pid > 0 ? -1 : rep.exit_status;
+  t.exit_status = workload ? rep.exit_status : -1;
   for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.kernel});
   UPROF_TRY(writer.finish(t));
   rep.bytes = writer.bytes_written();

@@ -23,6 +23,7 @@ struct RecordRequest {
   std::vector<std::string> specs;       // -e, each may expand to many functions
   std::vector<std::string> command;     // the workload's argv; empty with attach_pid
   pid_t attach_pid = -1;                // -p
+  bool system_wide = false;             // -a: every process that maps the probed files
   std::string output = "uprof.data";
   PlanOptions plan;
   std::size_t ring_pages = 256;         // per CPU, a power of two
