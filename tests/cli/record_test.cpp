@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "support/test_support.h"
@@ -198,6 +199,26 @@ TEST(Record, AttachToRunningProcess) {
     prev = a;
     if (HasFailure()) break;
   }
+}
+
+TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string bin = fixture("x86_64", "workload");
+  // -a with a command: every process on the machine, while the command runs. The
+  // command starts two unrelated workload processes; both are seen.
+  auto r = run({uprof_binary(), "record", "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
+                bin + " calls 300 && " + bin + " calls 200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = load(dir.file("u.data"));
+  expect_exact(rec, 500);
+  std::map<uint32_t, int> per_pid;
+  for (const auto& s : rec.samples)
+    if (rec.probes[s.probe].kind == ProbeKind::Entry) per_pid[s.pid]++;
+  ASSERT_EQ(per_pid.size(), 2u);
+  std::multiset<int> counts;
+  for (auto& [p, n] : per_pid) counts.insert(n);
+  EXPECT_EQ(counts, (std::multiset<int>{200, 300}));
 }
 
 TEST(Record, SigintLeavesAReadableFile) {
