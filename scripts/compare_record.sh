@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# compare_record.sh: what `uprof record` adds per probe hit, side by side with
+# `perf probe` + `perf record`, on the same workload in the same run; and how exact
+# each is (lost, duplicated, wrong events) and how big its data file is.
+#
+#   scripts/compare_record.sh [-r REPS] [-n N] [-s N_STEP] [-c "step push nop5"]
+#                             [--no-pmu] [--keep] [-o DIR]
+#
+#   -r REPS     repetitions (default 5)
+#   -n N        calls per run for the push and nop5 classes (default 1000000)
+#   -s N_STEP   calls per run for the single-stepped class (default 100000)
+#   -c CLASSES  which function classes (default "step push nop5")
+#   --no-pmu    skip `uprof record --backend pmu`
+#   --keep      keep every data file (they are ~13 B/event for uprof, ~96 for perf)
+#   -o DIR      where data files and results.tsv go (default BUILD_DIR/compare-record)
+#
+# Environment: BUILD_DIR (default build-perf), UPROF (a prebuilt uprof: skips the cmake
+# build; check_uprof_data still needs BUILD_DIR/libuprof_core.a), UPROF_ARGS (extra
+# `uprof record` options, e.g. "-m 1024"), PERF_ARGS (extra `perf record` options),
+# RUN_TIMEOUT (seconds per run, default 300), HOT_CFLAGS (default
+# "-O2 -g -fcf-protection=none"; "-O2 -g -fcf-protection=full" starts add_step with endbr64).
+#
+# The workload is bench/targets/hot.c: `hot MODE N` calls one of three functions N times;
+# they return a + b and differ only in their first instruction (step: lea, single-stepped
+# by the kernel; push: push %rbp, emulated; nop5: 0f 1f 44 00 00, optimized by Linux 6.x).
+# Each run probes entry and return (2N hits): uprof with 'FUNC %di %si $retval', perf with
+# 'FUNC a=%di b=%si' and 'FUNC%return r=%ax'.
+#
+# Timing: hot measures its own loop, both wall time (CLOCK_MONOTONIC) and the CPU time the
+# process spent in it (CLOCK_PROCESS_CPUTIME_ID). Tool start-up, attach, the final drain
+# and the data file's last writes are outside the loop, so nothing has to be subtracted
+# for them; they are shown separately as "fixed s" (whole command's elapsed - loop wall).
+#   ns per hit = (t_probed - t_unprobed) / 2N, the unprobed run being the same class's in
+#   the same repetition (runs are interleaved: rep -> class -> tool).
+# CPU time is the headline: a uprobe's trap, handler, single-step and sample are charged to
+# the probed thread, and time spent waiting for a CPU on a busy machine is not. Wall time
+# is shown too; on a loaded machine it is noisier.
+#
+# Exactness is checked per run from the data itself: the entry values must be the call
+# numbers 0..N-1 in order with b = a ^ 0x55 and each return value a + b, so
+#   missing = 2N - unique samples, dups = samples identical to another one (same probe or
+#   event, thread, timestamp and values), gaps = breaks in the call sequence, bad = wrong
+#   values; lost = what the tool itself says it lost (uprof: its summary line and the
+#   file's LOST events; perf: `perf report --stats` LOST_SAMPLES).
+#   bytes/event = data file size / unique samples.
+#
+# perf probes are added once (group probe_hot, after hot is built: a uprobe is bound to
+# the file's inode) and deleted on every exit path. Needs root, x86-64, perf, cmake, cc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+REPS=5
+N=1000000
+N_STEP=100000
+CLASSES="step push nop5"
+PMU=1
+KEEP=0
+OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -r) REPS=$2; shift 2 ;;
+    -n) N=$2; shift 2 ;;
+    -s) N_STEP=$2; shift 2 ;;
+    -c) CLASSES=$2; shift 2 ;;
+    -o) OUT=$2; shift 2 ;;
+    --no-pmu) PMU=0; shift ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare_record: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+BUILD_DIR=${BUILD_DIR:-build-perf}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+HOT_CFLAGS=${HOT_CFLAGS:--O2 -g -fcf-protection=none}
+UPROF_ARGS=${UPROF_ARGS:-}
+PERF_ARGS=${PERF_ARGS:-}
+OUT=${OUT:-$BUILD_DIR/compare-record}
+TB=$BUILD_DIR/bench-targets
+HOT=$ROOT/$TB/hot
+GROUP=probe_hot
+
+die() { echo "compare_record: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+[ "$(id -u)" = 0 ] || die "needs root (uprobes)"
+[ "$(uname -m)" = x86_64 ] || die "x86-64 only (hot.c's first-instruction classes are x86 uprobe behaviour)"
+for t in perf cmake cc c++ objdump timeout python3; do
+  command -v "$t" >/dev/null || die "'$t' is not installed"
+done
+for c in $CLASSES; do
+  case "$c" in step|push|nop5) ;; *) die "unknown class '$c' (step, push, nop5)" ;; esac
+done
+
+# ---- cleanup: never leave perf probes behind -------------------------------------------
+probes_added=0
+cleanup() {
+  local rc=$?
+  if [ "$probes_added" = 1 ] || grep -q "^[pr]:$GROUP/" /sys/kernel/tracing/uprobe_events 2>/dev/null; then
+    timeout 60 perf probe -q -d "$GROUP:*" >/dev/null 2>&1 || true
+  fi
+  if grep -q "^[pr]:$GROUP/" /sys/kernel/tracing/uprobe_events 2>/dev/null; then
+    echo "compare_record: WARNING: $GROUP probes are still installed (perf probe -d '$GROUP:*')" >&2
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- build -------------------------------------------------------------------------------
+mkdir -p "$TB" "$OUT"
+if [ -n "${UPROF:-}" ]; then
+  [ -x "$UPROF" ] || die "UPROF=$UPROF is not executable"
+  say "using prebuilt $UPROF"
+else
+  say "building uprof in $BUILD_DIR"
+  built=0
+  for attempt in 1 2 3; do
+    if timeout 1800 cmake -S . -B "$BUILD_DIR" -DUPROF_BENCH=OFF >/dev/null &&
+       timeout 1800 cmake --build "$BUILD_DIR" -j"$(nproc)" --target uprof > "$OUT/build.log" 2>&1; then
+      built=1; break
+    fi
+    # Others edit the tree at the same time: a half-edited file breaks the build for a while.
+    echo "compare_record: build failed (attempt $attempt, see $OUT/build.log); retrying in 60 s" >&2
+    sleep 60
+  done
+  [ "$built" = 1 ] || die "uprof does not build (see $OUT/build.log)"
+  UPROF=$ROOT/$BUILD_DIR/uprof
+fi
+[ -f "$BUILD_DIR/libuprof_core.a" ] || die "$BUILD_DIR/libuprof_core.a is missing (check_uprof_data links it)"
+say "building hot and the checkers in $TB"
+# shellcheck disable=SC2086
+cc $HOT_CFLAGS -Wall -Wextra -o "$HOT" bench/targets/hot.c
+cc -O2 -Wall -Wextra -o "$TB/check_perf_script" bench/targets/check_perf_script.c
+c++ -std=c++20 -O2 -Wall -Wextra -Iinclude -o "$TB/check_uprof_data" bench/targets/check_uprof_data.cpp \
+  "$BUILD_DIR/libuprof_core.a"
+
+# ---- what each function starts with -----------------------------------------------------
+first_insn() {  # prints "bytes<TAB>instruction" of FUNC's first instruction
+  objdump -d --no-addresses "$HOT" 2>/dev/null |
+    awk -v f="<$1>:" '$1 == f {getline; sub(/^[ \t]+/, ""); print; exit}'
+}
+say "first instructions (objdump -d $TB/hot)"
+for c in $CLASSES; do
+  insn=$(first_insn "add_$c")
+  [ -n "$insn" ] || die "add_$c not found in $HOT"
+  bytes=$(printf '%s' "$insn" | awk -F'\t' '{print $1}' | sed 's/ *$//')
+  mnem=$(printf '%s' "$insn" | awk -F'\t' '{print $2}' | awk '{print $1}')
+  printf '   add_%-5s %-16s %s\n' "$c" "$bytes" "$(printf '%s' "$insn" | awk -F'\t' '{print $2}')" >&2
+  case "$c" in
+    step) case "$mnem" in lea|mov|sub|endbr64) ;; *) die "add_step starts with '$mnem', not a single-stepped lea/mov/sub/endbr64" ;; esac ;;
+    push) [ "$bytes" = 55 ] || die "add_push starts with '$bytes', not 55 (push %rbp)" ;;
+    nop5) [ "$bytes" = "0f 1f 44 00 00" ] || die "add_nop5 starts with '$bytes', not 0f 1f 44 00 00" ;;
+  esac
+done
+
+# ---- perf probes -------------------------------------------------------------------------
+if grep -q "^[pr]:$GROUP/" /sys/kernel/tracing/uprobe_events 2>/dev/null; then
+  say "removing stale $GROUP probes"
+  timeout 60 perf probe -q -d "$GROUP:*" >/dev/null 2>&1 || true
+fi
+probes_added=1
+for c in $CLASSES; do
+  timeout 120 perf probe -q -x "$HOT" "add_$c" a=%di b=%si >/dev/null ||
+    die "perf probe -x $HOT add_$c a=%di b=%si failed"
+  timeout 120 perf probe -q -x "$HOT" "add_$c%return" r=%ax >/dev/null ||
+    die "perf probe -x $HOT add_$c%return r=%ax failed"
+done
+say "probe offsets: perf (uprobe_events) vs uprof (uprof probe)"
+for c in $CLASSES; do
+  poff=$(awk -v e="p:$GROUP/add_$c" '$1 == e {n = split($2, a, ":"); print a[n]}' /sys/kernel/tracing/uprobe_events)
+  uoff=$(timeout 60 "$UPROF" probe "$HOT" "add_$c" | awk 'NR == 2 {print $4}')
+  printf '   add_%-5s perf %s  uprof %s\n' "$c" "$poff" "$uoff" >&2
+  if [ -z "$poff" ] || [ -z "$uoff" ] || [ $((poff)) != $((uoff)) ]; then
+    die "perf and uprof probe add_$c at different offsets"
+  fi
+done
+
+# ---- runs --------------------------------------------------------------------------------
+TOOLS="none uprof"
+[ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
+TOOLS="$TOOLS perf"
+RES=$OUT/results.tsv
+printf 'rep\tclass\ttool\tn\tloop_ns\tloop_cpu_ns\telapsed_ns\tcmd_cpu_ms\tsamples\tdups\tlost\tmissing\tgaps\tbad\tbytes\tstatus\tnote\n' > "$RES"
+
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k {print $2}'; }
+now_ns() { date +%s%N; }
+# CPU time (user + system, ms) of every child this shell has waited for: the tool, and the
+# workload it waited for. `times` runs in this shell, not in a $(...) subshell (a forked
+# subshell starts with no children's time), so it writes to a file.
+TIMES=$OUT/.times
+children_cpu_ms() {  # sets CPU_MS; call it directly, never in $(...)
+  times > "$TIMES"
+  CPU_MS=$(awk 'NR == 2 {
+         split($1, u, "m"); split($2, s, "m"); sub(/s$/, "", u[2]); sub(/s$/, "", s[2]);
+         printf "%d\n", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 + 0.5 }' "$TIMES")
+}
+
+run_one() {  # rep class tool [n]
+  local rep=$1 c=$2 tool=$3 n=$N
+  [ "$c" = step ] && n=$N_STEP
+  [ -n "${4:-}" ] && n=$4
+  local base=$OUT/r$rep-$c-$tool data out err t0 t1 status=ok note=""
+  out=$base.out; err=$base.err
+  local samples="" dups="" lost="" missing="" gaps="" bad="" bytes="" c0 c1
+  children_cpu_ms; c0=$CPU_MS
+  t0=$(now_ns)
+  case "$tool" in
+    none)
+      timeout -k 10 "$RUN_TIMEOUT" "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+    uprof|uprof-pmu)
+      data=$base.uprof.data
+      local backend=tracefs
+      [ "$tool" = uprof-pmu ] && backend=pmu
+      # shellcheck disable=SC2086
+      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --backend "$backend" $UPROF_ARGS \
+        -e "add_$c %di %si \$retval" -o "$data" -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+    perf)
+      data=$base.perf.data
+      # shellcheck disable=SC2086
+      timeout -k 10 "$RUN_TIMEOUT" perf record $PERF_ARGS -o "$data" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
+        -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+  esac
+  t1=$(now_ns)
+  children_cpu_ms; c1=$CPU_MS
+  local loop_ns loop_cpu_ns calls
+  loop_ns=$(awk '$1 == "loop_ns" {print $2}' "$out")
+  loop_cpu_ns=$(awk '$1 == "loop_ns" {print $4}' "$out")
+  calls=$(awk '$1 == "calls" {print $2}' "$out")
+  [ "$calls" = "$n" ] || status=fail
+  case "$tool" in
+    uprof|uprof-pmu)
+      if [ -f "$data" ]; then
+        local chk
+        chk=$(timeout 600 "$TB/check_uprof_data" "$data" "$n" 2>>"$err") || status=fail
+        samples=$(kv samples "$chk"); dups=$(kv dups "$chk"); missing=$(kv missing "$chk")
+        gaps=$(kv gaps "$chk"); bad=$(kv bad "$chk"); bytes=$(kv bytes "$chk")
+        lost=$(sed -n 's/^uprof: .* events recorded, \([0-9,]*\) lost.*/\1/p' "$err" | tr -d ,)
+        [ "$lost" = "$(kv lost "$chk")" ] || note="summary lost $lost != file LOST $(kv lost "$chk")"
+        grep -q 'WARNING' "$err" && note="$note $(grep WARNING "$err" | head -1)"
+        note="$note kernel=$(kv kernel "$chk")"
+      else
+        status=fail
+      fi ;;
+    perf)
+      if [ -f "$data" ]; then
+        local chk
+        chk=$(timeout 900 perf script -i "$data" --ns -F tid,time,event,trace 2>>"$err" |
+              "$TB/check_perf_script" "$n") || status=fail
+        samples=$(kv samples "$chk"); dups=$(kv dups "$chk"); missing=$(kv missing "$chk")
+        gaps=$(kv gaps "$chk"); bad=$(kv bad "$chk")
+        [ "$(kv unordered "$chk")" = 0 ] || note="unordered=$(kv unordered "$chk")"
+        lost=$(timeout 600 perf report -i "$data" --stats 2>/dev/null |
+               awk '/ stats:$/ {ev = 1} ev && $1 == "LOST_SAMPLES" {s += $3} END {print s + 0}')
+        bytes=$(stat -c %s "$data")
+        note="$note $(grep -o 'Woken up [0-9]* times' "$err" | head -1)"
+      else
+        status=fail
+      fi ;;
+  esac
+  [ "$KEEP" = 1 ] || rm -f "${data:-/nonexistent}"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$n" \
+    "${loop_ns:-}" "${loop_cpu_ns:-}" "$((t1 - t0))" "$((c1 - c0))" "$samples" "$dups" "$lost" "$missing" "$gaps" "$bad" \
+    "$bytes" "$status" "$(printf '%s' "$note" | xargs)" >> "$RES"
+  printf '   rep %s %-5s %-9s loop %6.2f s (cpu %6.2f s)  %s%s\n' "$rep" "$c" "$tool" \
+    "$(awk -v x="${loop_ns:-0}" 'BEGIN {print x / 1e9}')" "$(awk -v x="${loop_cpu_ns:-0}" 'BEGIN {print x / 1e9}')" \
+    "$status" "${samples:+  samples=$samples lost=$lost missing=$missing dups=$dups bad=$bad}" >&2
+  [ "$status" = ok ] || { echo "     see $err" >&2; tail -3 "$err" | sed 's/^/     | /' >&2; }
+}
+
+say "machine: $(uname -r), $(nproc) CPUs, $(perf --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
+say "uprof: $("$UPROF" --version 2>&1 | head -1); tree $(git describe --always --dirty 2>/dev/null || echo '?')"
+say "runs: $REPS reps x classes ($CLASSES) x tools ($TOOLS); N=$N (step: $N_STEP); results in $RES"
+load_start=$(cut -d' ' -f1 /proc/loadavg)
+# Each tool's own fixed CPU cost (start-up, attach, exit), to take out of its CPU per event:
+# three runs with 1000 calls.
+first_class=${CLASSES%% *}
+for k in 1 2 3; do
+  for tool in $TOOLS; do
+    run_one "calib$k" "$first_class" "$tool" 1000
+  done
+done
+for rep in $(seq 1 "$REPS"); do
+  for c in $CLASSES; do
+    for tool in $TOOLS; do
+      run_one "$rep" "$c" "$tool"
+    done
+  done
+done
+load_end=$(cut -d' ' -f1 /proc/loadavg)
+
+# ---- summary -----------------------------------------------------------------------------
+python3 - "$RES" "$load_start" "$load_end" "$UPROF_ARGS" "$PERF_ARGS" <<'EOF'
+import csv, statistics, sys
+path, load0, load1, uargs, pargs = sys.argv[1:6]
+allrows = list(csv.DictReader(open(path), delimiter="\t"))
+calib = [r for r in allrows if r["rep"].startswith("calib") and r["status"] == "ok"]
+rows = [r for r in allrows if not r["rep"].startswith("calib")]
+ok = [r for r in rows if r["status"] == "ok"]
+# A tool's fixed CPU (ms): its CPU beyond the workload's loop in a 1000-call run.
+def own_cpu_ms(r): return int(r["cmd_cpu_ms"]) - int(r["loop_cpu_ns"]) / 1e6
+fixed_cpu = {t: statistics.median([own_cpu_ms(r) for r in calib if r["tool"] == t])
+             for t in {r["tool"] for r in calib}}
+base = {(r["rep"], r["class"]): r for r in ok if r["tool"] == "none"}
+classes = list(dict.fromkeys(r["class"] for r in rows))
+tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "none"]
+label = {"uprof": "uprof record" + (f" {uargs}" if uargs else ""),
+         "uprof-pmu": "uprof record --backend pmu" + (f" {uargs}" if uargs else ""),
+         "perf": "perf record" + (f" {pargs}" if pargs else "")}
+
+def per_hit(r, key):
+    b = base.get((r["rep"], r["class"]))
+    if not b or not r[key] or not b[key]: return None
+    return (int(r[key]) - int(b[key])) / (2 * int(r["n"]))
+
+stats = {}
+for c in classes:
+    for t in tools:
+        rs = [r for r in ok if r["class"] == c and r["tool"] == t]
+        allr = [r for r in rows if r["class"] == c and r["tool"] == t]
+        if not allr: continue
+        cpu = [x for x in (per_hit(r, "loop_cpu_ns") for r in rs) if x is not None]
+        wall = [x for x in (per_hit(r, "loop_ns") for r in rs) if x is not None]
+        fixed = [(int(r["elapsed_ns"]) - int(r["loop_ns"])) / 1e9 for r in rs if r["loop_ns"]]
+        # The tool's CPU per recorded event: its CPU beyond the workload's loop and its fixed cost.
+        tool_ns = [(own_cpu_ms(r) - fixed_cpu.get(t, 0)) * 1e6 / int(r["samples"])
+                   for r in rs if r["samples"] and int(r["samples"]) > 0]
+        def tot(k): return sum(int(r[k] or 0) for r in rs)
+        uniq = tot("samples") - tot("dups")
+        stats[c, t] = dict(
+            n=rs[0]["n"] if rs else allr[0]["n"], runs=len(rs), failed=len(allr) - len(rs),
+            cpu=cpu, wall=wall, fixed=fixed, tool_ns=tool_ns, samples=tot("samples"), lost=tot("lost"), missing=tot("missing"),
+            dups=tot("dups"), gaps=tot("gaps"), bad=tot("bad"),
+            bpe=(tot("bytes") / uniq) if uniq else None,
+            dup_runs=sum(1 for r in rs if int(r["dups"] or 0) > 0),
+            lost_runs=sum(1 for r in rs if int(r["missing"] or 0) > 0))
+
+def med(v): return statistics.median(v) if v else None
+def fmt_range(v):
+    if not v: return "-"
+    return f"{med(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})"
+def ratio(c, t, key):
+    p = stats.get((c, "perf"))
+    s = stats.get((c, t))
+    if t == "perf" or not p or not s or not s[key] or not p[key] or med(p[key]) <= 0: return "-"
+    return f"{med(s[key]) / med(p[key]):.2f}"
+
+print()
+print(f"Probe cost per hit (entry + return probes: 2 hits per call; ns per call = 2 x these), "
+      f"median (min-max) over repetitions. Machine load average {load0} at start, {load1} at end.")
+print()
+print("| class (first insn) | N calls | tool | ns/hit added, CPU time | ns/hit added, wall time | "
+      "x perf (CPU) | x perf (wall) | tool's own CPU, ns/event | fixed s (start-up + finish) |")
+print("|---|---|---|---|---|---|---|---|---|")
+insn = {"step": "step (lea, single-stepped)", "push": "push (push %rbp, emulated)", "nop5": "nop5 (nopl, optimized)"}
+for c in classes:
+    bcpu = [int(r["loop_cpu_ns"]) / int(r["n"]) for r in ok if r["class"] == c and r["tool"] == "none"]
+    for t in tools:
+        s = stats.get((c, t))
+        if not s: continue
+        fx = f"{med(s['fixed']):.2f}" if s["fixed"] else "-"
+        print(f"| {insn.get(c, c)} | {int(s['n']):,} | {label[t]} | {fmt_range(s['cpu'])} | {fmt_range(s['wall'])} | "
+              f"{ratio(c, t, 'cpu')} | {ratio(c, t, 'wall')} | {fmt_range(s['tool_ns'])} | {fx} |")
+    if bcpu:
+        print(f"| {insn.get(c, c)} | | (unprobed call: {med(bcpu):.1f} ns CPU) | | | | | | |")
+print()
+print("tool's own CPU = (CPU of the whole command - the workload loop's CPU - the tool's fixed CPU) / samples;")
+print("fixed CPU (median of three 1000-call runs): " +
+      ", ".join(f"{label[t]} {fixed_cpu[t]:.0f} ms" for t in tools if t in fixed_cpu) + ".")
+print()
+print("Exactness and size, summed over all repetitions (expected: 2N samples per run).")
+print()
+print("| class | tool | runs ok | samples | lost (tool's count) | missing (2N - unique) | duplicates (runs with any) "
+      "| sequence gaps | wrong values | bytes/event |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for c in classes:
+    for t in tools:
+        s = stats.get((c, t))
+        if not s: continue
+        bpe = f"{s['bpe']:.1f}" if s["bpe"] else "-"
+        runs = f"{s['runs']}" + (f" ({s['failed']} failed)" if s["failed"] else "")
+        print(f"| {c} | {label[t]} | {runs} | {s['samples']:,} | {s['lost']:,} | {s['missing']:,} ({s['lost_runs']} runs) "
+              f"| {s['dups']:,} ({s['dup_runs']}) | {s['gaps']:,} | {s['bad']:,} | {bpe} |")
+failed = [r for r in rows if r["status"] != "ok"]
+if failed:
+    print()
+    print(f"{len(failed)} run(s) failed: " + ", ".join(f"rep {r['rep']} {r['class']} {r['tool']}" for r in failed))
+EOF
+say "raw results: $RES"
