@@ -205,6 +205,7 @@ run_one() {  # rep class tool [n]
   local base=$OUT/r$rep-$c-$tool data out err t0 t1 status=ok note=""
   out=$base.out; err=$base.err
   local samples="" dups="" lost="" missing="" gaps="" bad="" bytes="" c0 c1
+  rm -f "$base".*.data "$base".*.data.old
   children_cpu_ms; c0=$CPU_MS
   t0=$(now_ns)
   case "$tool" in
@@ -260,6 +261,8 @@ run_one() {  # rep class tool [n]
         status=fail
       fi ;;
   esac
+  # (perf record renames an existing output to .old: never leave one behind)
+  [ -n "${data:-}" ] && rm -f "$data.old"
   [ "$KEEP" = 1 ] || rm -f "${data:-/nonexistent}"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$n" \
     "${loop_ns:-}" "${loop_cpu_ns:-}" "$((t1 - t0))" "$((c1 - c0))" "$samples" "$dups" "$lost" "$missing" "$gaps" "$bad" \
