@@ -2,9 +2,9 @@
 
 namespace uprof {
 
-void EventOrderer::push(Event e) {
-  if (e.time < last_emitted_) late_++;
-  heap_.push({std::move(e), seq_++});
+void EventOrderer::push(std::size_t ring, Event e) {
+  if (ring >= queues_.size()) queues_.resize(ring + 1);
+  queues_[ring].push_back(std::move(e));
 }
 
 void EventOrderer::pass_started(uint64_t now) {
@@ -12,13 +12,25 @@ void EventOrderer::pass_started(uint64_t now) {
   cur_pass_start_ = now;
 }
 
+std::size_t EventOrderer::pending() const {
+  std::size_t n = 0;
+  for (const auto& q : queues_) n += q.size();
+  return n;
+}
+
 Status EventOrderer::emit_before(uint64_t limit, const Sink& sink) {
-  while (!heap_.empty() && heap_.top().event.time < limit) {
-    UPROF_TRY(sink(heap_.top().event));
-    last_emitted_ = heap_.top().event.time;
-    heap_.pop();
+  for (;;) {
+    // The oldest head among the queues; equal times go in ring order.
+    std::deque<Event>* best = nullptr;
+    for (auto& q : queues_)
+      if (!q.empty() && q.front().time < limit && (!best || q.front().time < best->front().time)) best = &q;
+    if (!best) return ok();
+    const Event& e = best->front();
+    if (e.time < last_emitted_) late_++;
+    else last_emitted_ = e.time;
+    UPROF_TRY(sink(e));
+    best->pop_front();
   }
-  return ok();
 }
 
 Status EventOrderer::pass_ended(const Sink& sink) { return emit_before(prev_pass_start_, sink); }

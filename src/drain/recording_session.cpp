@@ -166,7 +166,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   if (pid > 0) {
     comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
                                    : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
-    order.push(comm);
+    order.push(events.rings().size(), comm);  // a lane of its own: it comes from no ring
   }
   auto write = [&](const Event& e) -> Status {
     rep.events++;
@@ -175,7 +175,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
 
   std::unordered_map<uint64_t, IdInfo> ids;
   uint64_t last_time = meta.start_monotonic_ns;
-  auto on_record = [&](std::size_t, std::span<const std::byte> rec) -> Status {
+  auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
     UPROF_ASSIGN(perf_event_header h, decode_header(rec));
     if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST && h.type != PERF_RECORD_COMM &&
         h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT)
@@ -228,7 +228,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       e.time = l.sample_id ? l.sample_id->time : last_time;
       rep.per_probe[info.probe].lost_records += l.lost;
     }
-    order.push(std::move(e));
+    order.push(ring, std::move(e));
     return ok();
   };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace uprof {
@@ -22,13 +23,13 @@ TEST(EventOrder, MergesRingsAndHoldsBackWhatCouldBeOvertaken) {
     return ok();
   };
   o.pass_started(100);
-  o.push(at(50));  // ring 0
-  o.push(at(30));  // ring 1: older, drained later in the same pass
+  o.push(0, at(50));
+  o.push(1, at(30));  // ring 1 is older, drained later in the same pass
   ASSERT_TRUE(o.pass_ended(sink));
   EXPECT_TRUE(out.empty());  // nothing is older than the previous pass start (0)
   o.pass_started(200);
-  o.push(at(95));  // taken before pass 1 started but only visible now
-  o.push(at(150));
+  o.push(1, at(95));  // taken before pass 1 started but only visible now
+  o.push(0, at(150));
   ASSERT_TRUE(o.pass_ended(sink));
   EXPECT_EQ(out, (std::vector<uint64_t>{30, 50, 95}));  // < 100, the previous pass start
   o.pass_started(300);
@@ -39,10 +40,10 @@ TEST(EventOrder, MergesRingsAndHoldsBackWhatCouldBeOvertaken) {
   EXPECT_EQ(o.pending(), 0u);
 }
 
-TEST(EventOrder, EqualTimesKeepArrivalOrder) {
+TEST(EventOrder, EqualTimesKeepArrivalOrderWithinARing) {
   EventOrderer o;
   std::vector<uint32_t> tids;
-  for (uint32_t i = 0; i < 100; i++) o.push(at(7, i));
+  for (uint32_t i = 0; i < 100; i++) o.push(0, at(7, i));
   ASSERT_TRUE(o.flush_all([&](const Event& e) -> Status {
     tids.push_back(e.tid);
     return ok();
@@ -50,7 +51,7 @@ TEST(EventOrder, EqualTimesKeepArrivalOrder) {
   for (uint32_t i = 0; i < 100; i++) EXPECT_EQ(tids[i], i);
 }
 
-TEST(EventOrder, RandomInterleavingComesOutSorted) {
+TEST(EventOrder, RandomInterleavingOfSortedRingsComesOutSorted) {
   std::mt19937_64 rng(1);
   EventOrderer o;
   std::vector<uint64_t> out;
@@ -62,8 +63,13 @@ TEST(EventOrder, RandomInterleavingComesOutSorted) {
   std::size_t pushed = 0;
   for (int pass = 0; pass < 200; pass++) {
     o.pass_started(now);
-    // Events of this pass were taken between the previous pass start and now.
-    for (int k = 0; k < 50; k++, pushed++) o.push(at(now - 1000 + rng() % 1000));
+    // Each of 4 rings gets sorted times taken between the previous pass start and now.
+    for (std::size_t ring = 0; ring < 4; ring++) {
+      std::vector<uint64_t> ts;
+      for (int k = 0; k < 20; k++) ts.push_back(now - 1000 + rng() % 1000);
+      std::sort(ts.begin(), ts.end());
+      for (auto t : ts) o.push(ring, at(t)), pushed++;
+    }
     ASSERT_TRUE(o.pass_ended(sink));
     now += 1000;
   }
@@ -71,6 +77,19 @@ TEST(EventOrder, RandomInterleavingComesOutSorted) {
   EXPECT_EQ(out.size(), pushed);
   EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
   EXPECT_EQ(o.late(), 0u);
+}
+
+TEST(EventOrder, AnOutOfOrderRingIsCountedAsLate) {
+  EventOrderer o;
+  o.push(0, at(20));
+  o.push(0, at(10));
+  std::vector<uint64_t> out;
+  ASSERT_TRUE(o.flush_all([&](const Event& e) -> Status {
+    out.push_back(e.time);
+    return ok();
+  }));
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(o.late(), 1u);
 }
 
 }  // namespace

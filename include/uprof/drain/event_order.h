@@ -2,6 +2,11 @@
 // bounded memory, so the data file is a time-ordered stream that report can pair
 // without sorting.
 //
+// Each ring is already in time order (a CPU writes its samples as they happen), so
+// events wait in one queue per ring and leave by a k-way merge of the queue heads:
+// appending is O(1) and nothing is reshuffled (a heap of ~200-byte events was the
+// recorder's largest cost).
+//
 // Why it is safe: a pass reads every ring up to the head it sees when the pass
 // starts. A sample taken at time t is visible in its ring a moment after t, so any
 // sample that a later pass can still find was taken after the start of the pass
@@ -11,8 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <queue>
 #include <vector>
 
 #include "uprof/store/recording.h"
@@ -24,7 +29,9 @@ class EventOrderer {
  public:
   using Sink = std::function<Status(const Event&)>;
 
-  void push(Event e);
+  // `ring` is the ring buffer the event came from; events that come from no ring
+  // (a synthesized first Comm) may use any index, e.g. one past the last ring.
+  void push(std::size_t ring, Event e);
   // Call at the start of every drain pass with the clock's time then.
   void pass_started(uint64_t now);
   // Call when the pass has ended: emits, in time order, what can no longer be overtaken.
@@ -32,25 +39,14 @@ class EventOrderer {
   // Emits everything left (after the final pass).
   Status flush_all(const Sink& sink);
 
-  std::size_t pending() const { return heap_.size(); }
-  // Events that arrived older than something already emitted (should stay 0).
+  std::size_t pending() const;
+  // Events emitted older than something already emitted (a ring out of order, or
+  // a sample visible later than a whole pass): should stay 0.
   uint64_t late() const { return late_; }
 
  private:
   Status emit_before(uint64_t limit, const Sink& sink);
-  // Equal times keep their arrival order (a return and the entry of a tail call
-  // can share a timestamp).
-  struct Queued {
-    Event event;
-    uint64_t seq;
-  };
-  struct Later {
-    bool operator()(const Queued& a, const Queued& b) const {
-      return a.event.time > b.event.time || (a.event.time == b.event.time && a.seq > b.seq);
-    }
-  };
-  std::priority_queue<Queued, std::vector<Queued>, Later> heap_;
-  uint64_t seq_ = 0;
+  std::vector<std::deque<Event>> queues_;
   uint64_t prev_pass_start_ = 0;
   uint64_t cur_pass_start_ = 0;
   uint64_t last_emitted_ = 0;
