@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "filter_options.h"
 #include "uprof/analyse/duration_format.h"
 #include "uprof/analyse/report_model.h"
 #include "uprof/present/report_formats.h"
@@ -25,13 +26,8 @@ int cmd_report(int argc, char** argv) {
       "hist", po::value<std::string>()->default_value("log2"), "log2, linear:MIN:MAX:STEP (e.g. linear:0:10ms:1ms), or none")(
       "by", po::value<std::string>(), "split each function by the value of a captured argument (e.g. %di)")(
       "by-thread", "one row per function and thread")("by-process", "one row per function and process")(
-      "pid", po::value<std::vector<uint32_t>>()->composing(), "only these processes")(
-      "tid", po::value<std::vector<uint32_t>>()->composing(), "only these threads")(
-      "comm", po::value<std::vector<std::string>>()->composing(), "only threads with this name (glob)")(
-      "function,f", po::value<std::vector<std::string>>()->composing(), "only these functions (glob)")(
-      "since", po::value<std::string>(), "only calls entered this long after the start (e.g. 1.5s)")(
-      "until", po::value<std::string>(), "only calls entered before this long after the start")(
       "top", po::value<std::size_t>()->default_value(5), "most frequent values shown per value");
+  add_filter_options(opts);
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -50,16 +46,7 @@ int cmd_report(int argc, char** argv) {
   if (vm.count("by-thread")) ao.by = GroupBy::Thread;
   else if (vm.count("by-process")) ao.by = GroupBy::Process;
   if (vm.count("by")) ao.by_value = vm["by"].as<std::string>();
-  if (vm.count("pid")) ao.filter.pids = vm["pid"].as<std::vector<uint32_t>>();
-  if (vm.count("tid")) ao.filter.tids = vm["tid"].as<std::vector<uint32_t>>();
-  if (vm.count("comm")) ao.filter.comms = vm["comm"].as<std::vector<std::string>>();
-  if (vm.count("function")) ao.filter.functions = vm["function"].as<std::vector<std::string>>();
-  for (const char* key : {"since", "until"}) {
-    if (!vm.count(key)) continue;
-    auto d = parse_duration(vm[key].as<std::string>());
-    if (!d) return usage_error("report", d.error().message);
-    (std::string(key) == "since" ? ao.filter.since : ao.filter.until) = *d;
-  }
+  if (auto st = read_filter_options(vm, ao.filter); !st) return usage_error("report", st.error().message);
   TextReportOptions to;
   std::string hist = vm["hist"].as<std::string>();
   if (hist == "none") {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "filter_options.h"
 #include "uprof/analyse/duration_format.h"
 #include "uprof/present/script_output.h"
 
@@ -19,13 +20,8 @@ int cmd_script(int argc, char** argv) {
       "options");
   opts.add_options()("help,h", "show this help")(
       "input,i", po::value<std::string>()->default_value("uprof.data"), "data file")(
-      "format", po::value<std::string>()->default_value("text"), "text, json or chrome")(
-      "pid", po::value<std::vector<uint32_t>>()->composing(), "only these processes")(
-      "tid", po::value<std::vector<uint32_t>>()->composing(), "only these threads")(
-      "comm", po::value<std::vector<std::string>>()->composing(), "only threads with this name (glob)")(
-      "function,f", po::value<std::vector<std::string>>()->composing(), "only these functions (glob)")(
-      "since", po::value<std::string>(), "only events this long after the start (e.g. 1.5s)")(
-      "until", po::value<std::string>(), "only events before this long after the start");
+      "format", po::value<std::string>()->default_value("text"), "text, json or chrome");
+  add_filter_options(opts);
   po::positional_options_description pos;
   pos.add("input", 1);
   po::variables_map vm;
@@ -44,16 +40,7 @@ int cmd_script(int argc, char** argv) {
   if (format == "json") so.format = ScriptFormat::JsonLines;
   else if (format == "chrome") so.format = ScriptFormat::Chrome;
   else if (format != "text") return usage_error("script", "--format takes text, json or chrome");
-  if (vm.count("pid")) so.filter.pids = vm["pid"].as<std::vector<uint32_t>>();
-  if (vm.count("tid")) so.filter.tids = vm["tid"].as<std::vector<uint32_t>>();
-  if (vm.count("comm")) so.filter.comms = vm["comm"].as<std::vector<std::string>>();
-  if (vm.count("function")) so.filter.functions = vm["function"].as<std::vector<std::string>>();
-  for (const char* key : {"since", "until"}) {
-    if (!vm.count(key)) continue;
-    auto d = parse_duration(vm[key].as<std::string>());
-    if (!d) return usage_error("script", d.error().message);
-    (std::string(key) == "since" ? so.filter.since : so.filter.until) = *d;
-  }
+  if (auto st = read_filter_options(vm, so.filter); !st) return usage_error("script", st.error().message);
   std::ios::sync_with_stdio(false);
   auto st = write_script(vm["input"].as<std::string>(), so, std::cout, std::cerr);
   std::cout.flush();

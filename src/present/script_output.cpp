@@ -111,6 +111,24 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
     first_chrome = false;
   };
   auto us = [&](uint64_t t) { return static_cast<double>(t >= start ? t - start : 0) / 1000.0; };
+  // Unmatched entries the pairer just reported, as instant events on their thread.
+  auto chrome_unmatched = [&] {
+    for (const Unmatched& u : cap.unmatched) {
+      const FunctionInfo& fi = functions.functions[u.function];
+      if (!admitted(u.pid, u.tid, u.time, fi.name)) continue;
+      JsonWriter w;
+      w.begin_object();
+      w.field("name", fi.name + " (unmatched: " + std::string(to_string(u.reason)) + ")");
+      w.field("cat", "unmatched");
+      w.field("ph", "i");
+      w.field("s", "t");
+      w.field("ts", us(u.time));
+      w.field("pid", u.pid);
+      w.field("tid", u.tid);
+      w.end_object();
+      chrome_event(w);
+    }
+  };
   if (chrome) out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   std::unordered_map<uint64_t, std::string> named_tracks;
 
@@ -160,22 +178,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
           chrome_event(w);
         }
       }
-      for (std::size_t i = 0; i < cap.unmatched.size(); i++) {
-        const Unmatched& u = cap.unmatched[i];
-        const FunctionInfo& fi = functions.functions[u.function];
-        if (!admitted(u.pid, u.tid, u.time, fi.name)) continue;
-        JsonWriter w;
-        w.begin_object();
-        w.field("name", fi.name + " (unmatched: " + std::string(to_string(u.reason)) + ")");
-        w.field("cat", "unmatched");
-        w.field("ph", "i");
-        w.field("s", "t");
-        w.field("ts", us(u.time));
-        w.field("pid", u.pid);
-        w.field("tid", u.tid);
-        w.end_object();
-        chrome_event(w);
-      }
+      chrome_unmatched();
       if (e.kind == EventKind::Lost) {
         JsonWriter w;
         w.begin_object();
@@ -231,20 +234,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
   }
   pairer.finish(cap);
   if (chrome) {
-    for (std::size_t i = 0; i < cap.unmatched.size(); i++) {
-      const Unmatched& u = cap.unmatched[i];
-      JsonWriter w;
-      w.begin_object();
-      w.field("name", functions.functions[u.function].name + " (unmatched: " + std::string(to_string(u.reason)) + ")");
-      w.field("cat", "unmatched");
-      w.field("ph", "i");
-      w.field("s", "t");
-      w.field("ts", us(u.time));
-      w.field("pid", u.pid);
-      w.field("tid", u.tid);
-      w.end_object();
-      chrome_event(w);
-    }
+    chrome_unmatched();
     out << "\n]}\n";
   }
   for (const auto& p : reader.problems()) problems << "uprof: " << path << ": " << p << "\n";

@@ -1,0 +1,31 @@
+#include "filter_options.h"
+
+#include "uprof/analyse/duration_format.h"
+
+namespace po = boost::program_options;
+
+namespace uprof::cli {
+
+void add_filter_options(po::options_description& opts) {
+  opts.add_options()("pid", po::value<std::vector<uint32_t>>()->composing(), "only these processes")(
+      "tid", po::value<std::vector<uint32_t>>()->composing(), "only these threads")(
+      "comm", po::value<std::vector<std::string>>()->composing(), "only threads with this name (glob)")(
+      "function,f", po::value<std::vector<std::string>>()->composing(), "only these functions (glob)")(
+      "since", po::value<std::string>(), "only what starts this long after the recording's start (e.g. 1.5s)")(
+      "until", po::value<std::string>(), "only what starts before this long after the recording's start");
+}
+
+Status read_filter_options(const po::variables_map& vm, AggregateFilter& f) {
+  if (vm.count("pid")) f.pids = vm["pid"].as<std::vector<uint32_t>>();
+  if (vm.count("tid")) f.tids = vm["tid"].as<std::vector<uint32_t>>();
+  if (vm.count("comm")) f.comms = vm["comm"].as<std::vector<std::string>>();
+  if (vm.count("function")) f.functions = vm["function"].as<std::vector<std::string>>();
+  for (const char* key : {"since", "until"}) {
+    if (!vm.count(key)) continue;
+    UPROF_ASSIGN(uint64_t d, parse_duration(vm[key].as<std::string>()));
+    (std::string(key) == "since" ? f.since : f.until) = d;
+  }
+  return ok();
+}
+
+}  // namespace uprof::cli
