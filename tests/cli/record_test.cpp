@@ -204,7 +204,10 @@ TEST(Record, AttachToRunningProcess) {
 TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
   REQUIRE_UPROBES();
   test::TempDir dir;
-  std::string bin = fixture("x86_64", "workload");
+  // A private copy (its own inode): other tests running the fixture at the same
+  // time must not show up in a system-wide recording.
+  std::string bin = dir.file("workload");
+  std::filesystem::copy_file(fixture("x86_64", "workload"), bin);
   // -a with a command: every process on the machine, while the command runs. The
   // command starts two unrelated workload processes; both are seen.
   auto r = run({uprof_binary(), "record", "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
