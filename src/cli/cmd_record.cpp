@@ -20,10 +20,14 @@ std::atomic<pid_t> g_workload{-1};
 
 // Ctrl-C in a terminal reaches the whole foreground group, the workload included.
 // A signal sent to uprof alone (kill) is passed on, so the workload sees it too.
+// The first stops recording and waits for the workload to end; a second one means
+// "stop now": the workload is killed, and the file is still finished and readable.
 void on_stop_signal(int sig, siginfo_t* info, void*) {
-  g_stop.store(true);
+  bool again = g_stop.exchange(true);
   pid_t w = g_workload.load();
-  if (w > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(w, sig);
+  if (w <= 0) return;
+  if (again) ::kill(w, SIGKILL);
+  else if (info && (info->si_code == SI_USER || info->si_code == SI_QUEUE)) ::kill(w, sig);
 }
 
 void install_handlers() {

@@ -253,5 +253,38 @@ TEST(Record, SigintLeavesAReadableFile) {
   EXPECT_TRUE(rec.problems.empty());
 }
 
+TEST(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string out = dir.file("u.data");
+  std::string pidfile = dir.file("pid");
+  pid_t rec_pid = fork();
+  if (rec_pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    // This workload ignores SIGINT: the first Ctrl-C cannot end it.
+    execl(uprof_binary().c_str(), "uprof", "record", "-o", out.c_str(), "-e", "add", "--",
+          fixture("x86_64", "workload").c_str(), "stubborn", pidfile.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  usleep(200 * 1000);
+  kill(rec_pid, SIGINT);
+  usleep(300 * 1000);
+  int st = 0;
+  EXPECT_EQ(waitpid(rec_pid, &st, WNOHANG), 0) << "uprof should still wait for the workload";
+  kill(rec_pid, SIGINT);
+  for (int i = 0; i < 500 && waitpid(rec_pid, &st, WNOHANG) == 0; i++) usleep(10000);
+  ASSERT_TRUE(WIFEXITED(st)) << "uprof did not stop within 5 s of the second SIGINT";
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGKILL);  // the workload's status: killed
+  auto rec = load(out);
+  auto [en, re] = entries_returns(rec);
+  EXPECT_GT(en, 10u);
+  EXPECT_LE(en - re, 1u);  // at most the call it was killed in
+  ASSERT_TRUE(rec.trailer);
+  EXPECT_TRUE(rec.problems.empty());
+}
+
 }  // namespace
 }  // namespace uprof
