@@ -28,19 +28,8 @@ int cmd_report(int argc, char** argv) {
       "by-thread", "one row per function and thread")("by-process", "one row per function and process")(
       "top", po::value<std::size_t>()->default_value(5), "most frequent values shown per value");
   add_filter_options(opts);
-  po::positional_options_description pos;
-  pos.add("input", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error("report", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto done = parse_file_command(argc, argv, "report", opts, vm)) return *done;
 
   AggregateOptions ao;
   if (vm.count("by-thread")) ao.by = GroupBy::Thread;

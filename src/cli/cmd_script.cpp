@@ -22,19 +22,8 @@ int cmd_script(int argc, char** argv) {
       "input,i", po::value<std::string>()->default_value("uprof.data"), "data file")(
       "format", po::value<std::string>()->default_value("text"), "text, json or chrome");
   add_filter_options(opts);
-  po::positional_options_description pos;
-  pos.add("input", 1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error("script", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto done = parse_file_command(argc, argv, "script", opts, vm)) return *done;
   ScriptOptions so;
   std::string format = vm["format"].as<std::string>();
   if (format == "json") so.format = ScriptFormat::JsonLines;

@@ -1,5 +1,9 @@
 #include "filter_options.h"
 
+#include <iostream>
+
+#include "command.h"
+
 #include "uprof/analyse/duration_format.h"
 
 namespace po = boost::program_options;
@@ -26,6 +30,23 @@ Status read_filter_options(const po::variables_map& vm, AggregateFilter& f) {
     (std::string(key) == "since" ? f.since : f.until) = d;
   }
   return ok();
+}
+
+std::optional<int> parse_file_command(int argc, char** argv, std::string_view command,
+                                      const po::options_description& opts, po::variables_map& vm) {
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error(command, e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  return std::nullopt;
 }
 
 }  // namespace uprof::cli

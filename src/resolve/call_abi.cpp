@@ -15,17 +15,6 @@ LocationPiece stack_piece(uint64_t offset, uint32_t size, bool deref = false) {
   return {.where = LocationPiece::Where::Stack, .stack_offset = static_cast<int32_t>(offset), .size = size,
           .deref = deref};
 }
-ExprLocation placed(std::vector<LocationPiece> pieces) {
-  ExprLocation e;
-  e.available = true;
-  e.pieces = std::move(pieces);
-  return e;
-}
-ExprLocation unplaced(std::string reason) {
-  ExprLocation e;
-  e.reason = std::move(reason);
-  return e;
-}
 
 // The integer argument registers and the argument area on the stack, handed
 // out in order as the conventions do.

@@ -25,17 +25,6 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-ExprLocation placed(std::vector<LocationPiece> pieces) {
-  ExprLocation e;
-  e.available = true;
-  e.pieces = std::move(pieces);
-  return e;
-}
-ExprLocation unplaced(std::string reason) {
-  ExprLocation e;
-  e.reason = std::move(reason);
-  return e;
-}
 
 // ---- Types: what to print, and how the conventions see the bytes ----------
 

@@ -224,21 +224,28 @@ TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
   EXPECT_EQ(counts, (std::multiset<int>{200, 300}));
 }
 
-TEST(Record, SigintLeavesAReadableFile) {
-  REQUIRE_UPROBES();
-  test::TempDir dir;
-  std::string out = dir.file("u.data");
-  std::string pidfile = dir.file("pid");
+// Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background
+// (quiet) and returns once the workload has written its pid file.
+pid_t start_background_record(const std::string& out, const std::string& mode, const std::string& pidfile) {
   pid_t rec_pid = fork();
   if (rec_pid == 0) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
     execl(uprof_binary().c_str(), "uprof", "record", "-o", out.c_str(), "-e", "add", "--",
-          fixture("x86_64", "workload").c_str(), "loop", pidfile.c_str(), (char*)nullptr);
+          fixture("x86_64", "workload").c_str(), mode.c_str(), pidfile.c_str(), (char*)nullptr);
     _exit(127);
   }
   for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  return rec_pid;
+}
+
+TEST(Record, SigintLeavesAReadableFile) {
+  REQUIRE_UPROBES();
+  test::TempDir dir;
+  std::string out = dir.file("u.data");
+  std::string pidfile = dir.file("pid");
+  pid_t rec_pid = start_background_record(out, "loop", pidfile);
   usleep(300 * 1000);
   kill(rec_pid, SIGINT);  // sent to uprof alone: it passes it on to the workload
   int st = 0;
@@ -258,17 +265,8 @@ TEST(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
   test::TempDir dir;
   std::string out = dir.file("u.data");
   std::string pidfile = dir.file("pid");
-  pid_t rec_pid = fork();
-  if (rec_pid == 0) {
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    dup2(devnull, 2);
-    // This workload ignores SIGINT: the first Ctrl-C cannot end it.
-    execl(uprof_binary().c_str(), "uprof", "record", "-o", out.c_str(), "-e", "add", "--",
-          fixture("x86_64", "workload").c_str(), "stubborn", pidfile.c_str(), (char*)nullptr);
-    _exit(127);
-  }
-  for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  // This workload ignores SIGINT: the first Ctrl-C cannot end it.
+  pid_t rec_pid = start_background_record(out, "stubborn", pidfile);
   usleep(200 * 1000);
   kill(rec_pid, SIGINT);
   usleep(300 * 1000);

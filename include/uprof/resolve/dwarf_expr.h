@@ -85,6 +85,19 @@ struct ExprLocation {
   bool uses_frame_base = false;            // DW_OP_fbreg was evaluated
 };
 
+// A location that was found, from its pieces; one that was not, with the reason.
+inline ExprLocation placed(std::vector<LocationPiece> pieces) {
+  ExprLocation e;
+  e.available = true;
+  e.pieces = std::move(pieces);
+  return e;
+}
+inline ExprLocation unplaced(std::string reason) {
+  ExprLocation e;
+  e.reason = std::move(reason);
+  return e;
+}
+
 // Translates one location expression. An empty expression is "optimized out".
 ExprLocation translate_location(std::span<const Dwarf_Op> ops, const ExprContext& ctx);
 
