@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  ccache                                   # rebuilds of several checkouts (CI clone, worktrees) share objects
   libelf-dev libdw-dev elfutils            # resolver and DWARF; eu-readelf for cross-checks in tests
   libboost-program-options-dev             # command line
   libgtest-dev libbenchmark-dev            # tests and benchmarks
