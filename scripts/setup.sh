@@ -12,6 +12,7 @@ packages=(
   binutils                                 # nm/readelf/objcopy: independent checks, stripped fixtures
   python3-jsonschema                       # tests validate report JSON against docs/report.schema.json
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
+  clang libclang-rt-14-dev                 # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )
 
 missing=()
