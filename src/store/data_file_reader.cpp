@@ -181,7 +181,8 @@ bool DataFileReader::decode_event(Event& e) {
       e.kind = EventKind::Sample;
       e.probe = static_cast<uint32_t>(*probe);
       e.tid = static_cast<uint32_t>(*tid);
-      e.pid = static_cast<uint32_t>(static_cast<int64_t>(*tid) + unzigzag(*dp));
+      // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
+      e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
       auto n = probes_[e.probe].values.size();
       for (std::size_t i = 0; i < n; i++) {
         auto v = get_varint(cur_);

@@ -8,6 +8,8 @@
 #include <iterator>
 
 #include "support/test_support.h"
+#include "uprof/store/varint.h"
+#include "uprof/util/crc32.h"
 
 namespace uprof {
 namespace {
@@ -202,6 +204,46 @@ TEST(DataFile, EveryTruncationAndEveryFlippedByteIsSafe) {
                  i >= kHeaderSize && bad != whole)
         << "flip at byte " << i << " went unnoticed";
   }
+}
+
+// A file with sample_meta() and sample_probes(), then one hand-made EVENTS section
+// holding `payload` (v base_time, v count, events), with its CRC right.
+void write_with_events_payload(const std::string& path, const std::string& payload) {
+  {
+    auto w = DataFileWriter::create(path, sample_meta(), sample_probes());
+    ASSERT_TRUE(w) << w.error().message;
+  }
+  std::string head;
+  auto put = [&](auto v) { head.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<uint32_t>(SectionKind::Events));
+  put(crc32_update(0, payload.data(), payload.size()));
+  put(static_cast<uint64_t>(payload.size()));
+  std::ofstream(path, std::ios::binary | std::ios::app) << head << payload;
+}
+
+TEST(DataFile, DamagedTidAndPidDeltaWrapInsteadOfOverflowing) {
+  // pid = tid + delta was summed as int64_t, so a tid of 2^63 - 1 and a delta of +1
+  // overflowed (UB). clang's UBSan stops data_file_fuzz on this input
+  // (tests/fuzz/corpus/data_file/tid_overflow.data); g++'s folds the narrowing first.
+  test::TempDir dir;
+  std::string p;
+  put_varint(p, 1000);  // base time
+  put_varint(p, 1);     // one event
+  p.push_back(static_cast<char>(EventKind::Sample));
+  put_varint(p, zigzag(0));                            // dt
+  put_varint(p, 0);                                    // probe 0: two values
+  put_varint(p, uint64_t{INT64_MAX});                  // tid
+  put_varint(p, zigzag(1));                            // pid - tid
+  put_varint(p, zigzag(7));
+  put_varint(p, zigzag(-7));
+  write_with_events_payload(dir.file("u.data"), p);
+  auto r = DataFileReader::open(dir.file("u.data"));
+  ASSERT_TRUE(r) << r.error().message;
+  auto back = read_all(*r);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].tid, 0xffffffffu);
+  EXPECT_EQ(back[0].pid, 0u);  // the low 32 bits of 2^63, as a wrapping sum gives
+  EXPECT_EQ(back[0].values[1], static_cast<uint64_t>(-7));
 }
 
 TEST(DataFile, ErrorsNameTheFile) {
