@@ -306,8 +306,10 @@ TEST(Aggregate, EveryEntryIsAccountedPerFunction) {
     }
   }
   const Aggregator agg = aggregate(events, {.by = GroupBy::Thread});
+  // function_totals() returns a new vector: keep it, or `total` dangles (ASan).
+  const std::vector<GroupStats> totals = agg.function_totals();
   for (uint32_t fn : {kF, kG}) {
-    const GroupStats& total = agg.function_totals()[fn];
+    const GroupStats& total = totals[fn];
     const uint64_t without_entry = total.unmatched[static_cast<int>(UnmatchedReason::ReturnWithoutEntry)];
     EXPECT_EQ(total.calls + total.unmatched_total() - without_entry, entries[fn]) << fn;
     EXPECT_EQ(total.calls + without_entry, returns[fn]) << fn;
