@@ -4,6 +4,8 @@
 // every event against the kernel's own counts.
 #pragma once
 
+#include <functional>
+
 #include <sys/types.h>
 
 #include <atomic>
@@ -30,6 +32,12 @@ struct RecordRequest {
   std::optional<double> duration_s;     // --duration
   ResolveOptions resolve;
   ProbeBackend backend = ProbeBackend::Tracefs;
+  // With no values in a spec, capture every parameter and the return value
+  // DWARF describes (--no-args turns it off).
+  bool capture_args = true;
+  // Lines for the user before the run starts: a probe whose arguments cannot
+  // be captured, a compiler clone.
+  std::function<void(const std::string&)> on_note;
 };
 
 struct ProbeTally {
