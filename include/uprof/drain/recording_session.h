@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -30,6 +31,10 @@ struct RecordRequest {
   std::optional<double> duration_s;     // --duration
   ResolveOptions resolve;
   ProbeBackend backend = ProbeBackend::Tracefs;
+  // Called once the probes are planned, before anything is opened: returns what one
+  // probed call costs the workload, for RecordingMeta::probe_cost_ns (0: unknown).
+  // `record` also uses it to say which class each probe's first instruction is in.
+  std::function<uint64_t(const std::vector<ProbeInfo>&)> on_planned{};
 };
 
 struct ProbeTally {
