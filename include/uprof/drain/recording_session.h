@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -30,6 +31,12 @@ struct RecordRequest {
   std::optional<double> duration_s;     // --duration
   ResolveOptions resolve;
   ProbeBackend backend = ProbeBackend::Tracefs;
+  // Where the uprobe PMU is described; "" = kUprobePmuDir, or the same path under
+  // $UPROF_SYSFS_ROOT when that is set (see uprobe_pmu_dir()).
+  std::string pmu_dir{};
+  // Told one line at a time what the user should know while recording starts
+  // (stale probes removed, ...); nullptr = nobody.
+  std::function<void(const std::string&)> note{};
 };
 
 struct ProbeTally {
@@ -51,6 +58,7 @@ struct RecordReport {
   std::vector<ProbeTally> per_probe;
   std::vector<ProbeInfo> probes;
   int exit_status = 0;       // the workload's; 0 when attached
+  int term_signal = 0;       // the signal that killed the workload, 0 if it exited
   std::string stop_reason;
   std::size_t cpus = 0;
 
