@@ -105,7 +105,8 @@ TEST(StaleGroups, BusyProbeIsLeftWithAMessageIdleOneIsRemoved) {
   test::TempDir dir;
   auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", bin, "calls", "10"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("uprof: removed the tracefs probes of " + idle_group), std::string::npos) << r.err;
+  // (The idle group's removal is announced by whichever uprof gets there first:
+  // another test's may run at the same time. Gone it must be.)
   EXPECT_NE(r.err.find("uprof: the stale tracefs probe " + busy_group + "/e0 is still in use (EBUSY): left in place; "
                        "once its user has closed it, remove it with: echo '-:" + busy_group + "/e0' >> " +
                        *tracefs + "/uprobe_events"),
