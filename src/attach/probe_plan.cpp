@@ -10,19 +10,29 @@ Result<ProbePlan> plan_probes(const std::vector<ResolvedProbe>& resolved, const 
   std::set<std::tuple<std::string, uint64_t, ProbeKind>> seen;
   for (const auto& r : resolved) {
     const ArchInfo& arch = arch_info(r.arch);
-    std::vector<ValueSpec> entry_values, return_values;
+    // Typed (DWARF) values first, then the raw ones, in the spec's order.
+    std::vector<ValueSpec> entry_values = r.typed_entry, return_values;
     for (const auto& tok : r.values) {
       UPROF_ASSIGN(auto v, parse_value_token(tok, arch));
       if (!v) continue;  // $comm: always shown
       if (v->for_return) return_values.push_back(v->spec);
       else entry_values.push_back(v->spec);
     }
-    if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
-      return err("spec: '", r.spec, "': at most ", kMaxValues, " values per probe");
     // A probe inside a function has no return of its own; a raw offset neither.
     bool at_entry = r.offset_in_function == 0 && !r.function.empty();
     bool want_entry = !r.is_return && !opts.return_only;
     bool want_return = at_entry && (r.is_return || !opts.entry_only);
+    if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
+      return_values.insert(return_values.begin(), r.typed_return.begin(), r.typed_return.end());
+    }
+    if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
+      return err("spec: '", r.spec, "': at most ", kMaxValues, " value slots per probe (",
+                 std::max(entry_values.size(), return_values.size()),
+                 " asked for; a struct takes one per 8 bytes): name fewer values");
+    // Parameters asked for on a return probe alone are not captured (they are
+    // entry values); default capture on `add%return` keeps just the return value.
+    if (!want_entry && !r.typed_entry.empty())
+      entry_values.erase(entry_values.begin(), entry_values.begin() + static_cast<std::ptrdiff_t>(r.typed_entry.size()));
     if (r.is_return && !at_entry)
       return err("spec: '", r.spec, "': a return probe needs a function entry");
     if (!want_entry && !entry_values.empty())

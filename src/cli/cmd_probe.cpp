@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "uprof/present/probe_listing.h"
+#include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
 #include "uprof/resolve/resolver.h"
 
@@ -15,10 +16,12 @@ int cmd_probe(int argc, char** argv) {
   po::options_description opts(
       "usage: uprof probe [--list] BIN [SPEC... | PATTERN]\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
-      "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n\n"
+      "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
+      "  uprof probe --vars BIN SPEC... each parameter's type and where it lives at the probe (DWARF)\n\n"
       "SPEC: FUNC | FUNC+0xOFF | BIN:FUNC | LIB:FUNC | BIN:0xOFF | 'glob*' | 'ns::Klass::method(int)'\n\n"
       "options");
   opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
+      "vars", "show the parameters and return value of each probed function, typed, and where they live")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug); repeatable");
   po::options_description hidden;
@@ -79,6 +82,18 @@ int cmd_probe(int argc, char** argv) {
     auto probes = resolver.resolve(*spec, bin);
     if (!probes) return fail(probes.error().message);
     all_probes.insert(all_probes.end(), probes->begin(), probes->end());
+  }
+  if (vm.count("vars")) {
+    TypedValueResolver dwarf;
+    for (const auto& p : all_probes) {
+      auto img = resolver.image(p.path);
+      if (!img) return fail(img.error().message);
+      auto params = dwarf.params(**img, p);
+      if (!params) return fail(params.error().message);
+      if (!*params) return fail("dwarf: " + p.path + ": no DWARF describes " + p.label() + " (install debug info)");
+      std::cout << render_vars(p, **params);
+    }
+    return 0;
   }
   std::cout << render_resolved(all_probes);
   return 0;

@@ -68,8 +68,10 @@ int cmd_record(int argc, char** argv) {
       "       uprof record -e SPEC -p PID [--duration SEC]\n\n"
       "Runs CMD (or attaches to PID) with an entry and a return probe on every function the specs name,\n"
       "and writes every hit to a data file for 'uprof report'.\n\n"
-      "SPEC: FUNC[%return] [VALUE...], e.g. 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
-      "VALUE: %REG ($argN, $stackN, $retval, $comm; NAME=VALUE to name it)\n\n"
+      "SPEC: FUNC[%return] [VALUE...], e.g. 'add', 'add(a)', 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
+      "VALUE: a parameter's name, $params, $retval (typed by DWARF when there is debug info),\n"
+      "       %REG, $argN, $stackN, $comm; NAME=VALUE to name it. With no VALUE, every parameter and the\n"
+      "       return value DWARF describes are captured\n\n"
       "options");
   opts.add_options()("help,h", "show this help")(
       "event,e", po::value<std::vector<std::string>>()->composing(), "probe spec; repeatable")(
@@ -78,7 +80,7 @@ int cmd_record(int argc, char** argv) {
       "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
       "mmap-pages,m", po::value<std::size_t>()->default_value(256), "ring buffer pages per CPU (a power of two)")(
-      "entry-only", "no return probes")("return-only", "no entry probes")(
+      "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "backend", po::value<std::string>()->default_value("tracefs"),
       "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files");
@@ -120,13 +122,13 @@ int cmd_record(int argc, char** argv) {
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
   req.plan.entry_only = vm.count("entry-only") > 0;
   req.plan.return_only = vm.count("return-only") > 0;
+  req.capture_args = vm.count("no-args") == 0;
+  req.on_note = [](const std::string& note) { std::cerr << "uprof: " << note << "\n"; };
   std::string backend = vm["backend"].as<std::string>();
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
-
-  req.note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
 
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);

@@ -1,4 +1,5 @@
 #include "uprof/drain/recording_session.h"
+#include "uprof/resolve/typed_values.h"
 
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -105,6 +106,8 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
 
   // spec -> resolve -> plan
   Resolver resolver(req.resolve);
+  TypedValueResolver dwarf;
+  std::vector<std::string> notes;
   std::vector<ResolvedProbe> resolved;
   for (const auto& text : req.specs) {
     UPROF_ASSIGN(ProbeSpec spec, parse_probe_spec(text));
@@ -113,9 +116,13 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       if (p.arch != host_arch())
         return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
                    arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
+      UPROF_ASSIGN(const Image* img, resolver.image(p.path));
+      UPROF_TRY(apply_typed_values(dwarf, *img, p, req.capture_args, notes));
       resolved.push_back(std::move(p));
     }
   }
+  if (req.on_note)
+    for (const auto& n : notes) req.on_note(n);
   UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
   const ArchInfo& arch = arch_info(host_arch());
 
@@ -132,9 +139,9 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   if (req.backend == ProbeBackend::Tracefs) {
     UPROF_ASSIGN(tracefs_dir, find_tracefs());
     auto cleaned = remove_stale_uprof_probes(tracefs_dir);
-    if (req.note) {
-      if (!cleaned) req.note(cleaned.error().message);
-      else for (const auto& line : describe_cleanup(*cleaned, tracefs_dir)) req.note(line);
+    if (req.on_note) {
+      if (!cleaned) req.on_note(cleaned.error().message);
+      else for (const auto& line : describe_cleanup(*cleaned, tracefs_dir)) req.on_note(line);
     }
   }
 
@@ -239,7 +246,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       e.pid = s.pid;
       e.tid = s.tid;
       e.time = s.time;
-      rep.missing_values += extract_values(s, plan.probes[info.probe].values, e);
+      rep.missing_values += extract_values(s, plan.probes[info.probe].values, arch.sp_reg, e);
       rep.per_probe[info.probe].recorded++;
       rep.samples++;
       last_time = s.time;

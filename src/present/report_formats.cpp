@@ -130,6 +130,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
       const ValueStats& vs = g.values[v];
       const ValueSpec& spec = f.values[v];
+      if (!has_value_stats(spec)) continue;
       w.begin_object();
       w.field("name", spec.name);
       w.field("return", v >= f.return_values_at);

@@ -1,5 +1,7 @@
 #include "uprof/present/report_text.h"
 
+#include "uprof/present/value_text.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <ctime>
@@ -58,10 +60,10 @@ Result<SortKey> parse_sort_key(std::string_view s) {
   return err("report: --sort takes calls, total, mean, p99, max or name, not '", s, "'");
 }
 
-std::string format_value(uint64_t v, const ValueSpec& spec) {
-  if (spec.hex) return hex(v);
-  if (spec.is_signed) return std::to_string(static_cast<int64_t>(v));
-  return std::to_string(v);
+std::string format_value(uint64_t v, const ValueSpec& spec) { return format_scalar(v, spec); }
+
+bool has_value_stats(const ValueSpec& spec) {
+  return !spec.continues && spec.kind != ValueKind::Struct && spec.source != ValueSource::Unavailable;
 }
 
 std::string group_label(const ReportModel& m, const GroupStats& g) {
@@ -195,8 +197,8 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     if (o.values) {
       for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
         const ValueStats& vs = g.values[v];
-        if (!vs.count) continue;
         const ValueSpec& spec = f.values[v];
+        if (!vs.count || !has_value_stats(spec)) continue;
         std::string line = "  " + spec.name + ": min " + format_value(vs.min, spec) + ", max " +
                            format_value(vs.max, spec);
         // Only values the sketch can vouch for: seen at least twice for sure.

@@ -125,7 +125,7 @@ class Aggregator final : public PairingSink {
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value);
   GroupStats make_group(uint32_t function) const;
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
-  void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values) const;
+  void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const;
   ThreadInfo& thread_info(uint32_t pid, uint32_t tid);
 
   std::vector<FunctionInfo> functions_;

@@ -4,6 +4,8 @@
 // every event against the kernel's own counts.
 #pragma once
 
+#include <functional>
+
 #include <sys/types.h>
 
 #include <atomic>
@@ -34,9 +36,12 @@ struct RecordRequest {
   // Where the uprobe PMU is described; "" = kUprobePmuDir, or the same path under
   // $UPROF_SYSFS_ROOT when that is set (see uprobe_pmu_dir()).
   std::string pmu_dir{};
-  // Told one line at a time what the user should know while recording starts
-  // (stale probes removed, ...); nullptr = nobody.
-  std::function<void(const std::string&)> note{};
+  // With no values in a spec, capture every parameter and the return value
+  // DWARF describes (--no-args turns it off).
+  bool capture_args = true;
+  // Lines for the user before the run starts: a probe whose arguments cannot
+  // be captured, a compiler clone, stale tracefs probes of a killed uprof removed.
+  std::function<void(const std::string&)> on_note;
 };
 
 struct ProbeTally {
