@@ -94,5 +94,28 @@ TEST(Sigkill, WorkloadRunsOnFileReportsNextRecordRemovesTheLeftovers) {
   EXPECT_TRUE(tracefs_lines_of(next.pid).empty());
 }
 
+// `uprof probe --cleanup` does the same without recording anything.
+TEST(Sigkill, ProbeCleanupRemovesTheLeftovers) {
+  REQUIRE_ROOT_AND_UPROBES();
+  test::TempDir dir;
+  std::string pidfile = dir.file("pid");
+  Child rec({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+             "loop", pidfile});
+  for (int i = 0; i < 500 && !std::filesystem::exists(pidfile); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  ::kill(rec.pid(), SIGKILL);
+  EXPECT_EQ(rec.wait(), 128 + SIGKILL);
+  pid_t workload = std::stoi(slurp_file(pidfile));
+  ::kill(workload, SIGTERM);  // orphaned: init reaps it
+  auto c = test::run({uprof_binary(), "probe", "--cleanup"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(c.err.empty()) << c.err;
+  EXPECT_FALSE(c.out.empty());  // what it removed, or that there was nothing (a parallel test's uprof was first)
+  EXPECT_TRUE(tracefs_lines_of(rec.pid()).empty());
+  auto again = test::run({uprof_binary(), "probe", "--cleanup", "bin"});
+  EXPECT_EQ(again.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace uprof::robust
