@@ -277,8 +277,9 @@ void Aggregator::on_call(const Call& c) {
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by);
   ++g.calls;
-  g.latency.record(c.duration);
-  if (g.linear) g.linear->record(c.duration);
+  uint64_t d = c.duration > options_.compensate_ns ? c.duration - options_.compensate_ns : 0;
+  g.latency.record(d);
+  if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;
   add_values(g, f.entry_probe, c.entry_values, c.entry_missing);
   add_values(g, f.return_probe, c.return_values, c.return_missing);

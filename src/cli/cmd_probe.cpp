@@ -8,6 +8,7 @@
 #include "uprof/present/probe_listing.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/insn_class.h"
 #include "uprof/resolve/resolver.h"
 
 namespace po = boost::program_options;
@@ -110,7 +111,13 @@ int cmd_probe(int argc, char** argv) {
     }
     return 0;
   }
-  std::cout << render_resolved(all_probes);
+  // What the kernel will do with each probed instruction: what a hit costs.
+  std::vector<std::string> first_insn;
+  for (const auto& p : all_probes) {
+    auto info = classify_probe_site(p.path, p.arch, p.file_offset);
+    first_insn.push_back(info ? describe(*info) : "?");
+  }
+  std::cout << render_resolved(all_probes, first_insn);
   return 0;
 }
 

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "command.h"
+#include "uprof/analyse/duration_format.h"
+#include "uprof/calibrate/probe_sites.h"
 #include "uprof/drain/recording_session.h"
 
 namespace po = boost::program_options;
@@ -130,6 +132,17 @@ int cmd_record(int argc, char** argv) {
   else return usage_error("record", "--backend is tracefs or pmu");
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
 
+  // One line before the run: what the kernel does at each probe (what a hit will cost),
+  // and the cost `uprof bench` measured for this kernel, which goes into the file.
+  req.on_planned = [](const std::vector<ProbeInfo>& probes) -> uint64_t {
+    auto sites = classify_probe_sites(probes, host_arch());
+    auto costs = load_cached_probe_costs();
+    uint64_t cost = costs ? probe_cost_for_sites(*costs, sites) : 0;
+    std::string line = render_probe_sites(sites);
+    if (cost) line += "; ~" + format_duration(cost) + " per call is the probes' ('uprof bench')";
+    if (!line.empty()) std::cerr << line << "\n";
+    return cost;
+  };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);
   if (!rep) {

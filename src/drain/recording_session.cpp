@@ -124,6 +124,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   if (req.on_note)
     for (const auto& n : notes) req.on_note(n);
   UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
+  uint64_t probe_cost_ns = req.on_planned ? req.on_planned(plan.probes) : 0;
   const ArchInfo& arch = arch_info(host_arch());
 
   std::vector<ProbeRequest> requests;
@@ -176,6 +177,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   meta.uprof_version = UPROF_VERSION;
   meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  meta.probe_cost_ns = probe_cost_ns;
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;

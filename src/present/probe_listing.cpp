@@ -33,10 +33,19 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
   return {t.render(), hits.size()};
 }
 
-std::string render_resolved(const std::vector<ResolvedProbe>& probes) {
-  TextTable t({{"SPEC"}, {"PROBE"}, {"FILE"}, {"OFFSET", Align::Right}, {"ADDRESS", Align::Right}, {"BUILD-ID"}});
-  for (const auto& p : probes)
-    t.add_row({p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr), p.build_id.empty() ? "-" : p.build_id});
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn) {
+  std::vector<TextTable::Column> cols{{"SPEC"}, {"PROBE"}, {"FILE"}, {"OFFSET", Align::Right}, {"ADDRESS", Align::Right},
+                                      {"BUILD-ID"}};
+  bool with_insn = first_insn.size() == probes.size() && !probes.empty();
+  if (with_insn) cols.push_back({"FIRST-INSN"});
+  TextTable t(std::move(cols));
+  for (std::size_t i = 0; i < probes.size(); i++) {
+    const auto& p = probes[i];
+    std::vector<std::string> row{p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr),
+                                 p.build_id.empty() ? "-" : p.build_id};
+    if (with_insn) row.push_back(first_insn[i]);
+    t.add_row(std::move(row));
+  }
   return t.render();
 }
 

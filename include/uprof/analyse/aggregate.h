@@ -65,6 +65,11 @@ struct AggregateOptions {
   std::optional<LinearSpec> linear{};    // also count a linear histogram per group
   uint32_t top_capacity = 32;          // Space-Saving counters per captured value
   uint32_t max_value_groups = 10'000;  // distinct --by values before "other"
+  // --compensate: take the probes' own cost of a call (RecordingMeta::probe_cost_ns,
+  // from `uprof bench`) off every duration, clamped at zero. build_report fills
+  // compensate_ns from the recording when `compensate` is set.
+  bool compensate = false;
+  uint64_t compensate_ns = 0;
 };
 
 struct GroupStats {

@@ -42,6 +42,10 @@ struct RecordRequest {
   // Lines for the user before the run starts: a probe whose arguments cannot
   // be captured, a compiler clone, stale tracefs probes of a killed uprof removed.
   std::function<void(const std::string&)> on_note;
+  // Called once the probes are planned, before anything is opened: returns what one
+  // probed call costs the workload, for RecordingMeta::probe_cost_ns (0: unknown).
+  // `record` also uses it to say which class each probe's first instruction is in.
+  std::function<uint64_t(const std::vector<ProbeInfo>&)> on_planned{};
 };
 
 struct ProbeTally {

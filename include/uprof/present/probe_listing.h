@@ -21,8 +21,9 @@ using SignatureLookup = std::function<std::string(uint64_t addr)>;
 std::pair<std::string, std::size_t> render_function_list(const Image& img, const std::string& pattern,
                                                          const SignatureLookup& signature);
 
-// SPEC PROBE FILE OFFSET ADDRESS BUILD-ID, one line per resolved probe.
-std::string render_resolved(const std::vector<ResolvedProbe>& probes);
+// SPEC PROBE FILE OFFSET ADDRESS BUILD-ID, one line per resolved probe; then FIRST-INSN
+// when `first_insn` has one text per probe ("emulated (push %rbp)", insn_class.h).
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn = {});
 
 // `uprof probe --vars`: each parameter of the function at a probe, its type,
 // and where it lives at that address, then the return value:
