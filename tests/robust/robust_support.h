@@ -132,13 +132,15 @@ inline Finished run_child(const std::vector<std::string>& argv, const Child::Opt
   return f;
 }
 
-// The lines of uprof's stderr that are not notes about other uprofs' leftovers
-// (a test running beside ours may have left some that this uprof removed).
+// The lines of uprof's stderr that are not notes: about other uprofs' leftovers
+// (a test running beside ours may have left some that this uprof removed), or
+// about how each probed function's first instruction is handled.
 inline std::vector<std::string> error_lines(const std::string& err) {
   std::vector<std::string> lines;
   std::istringstream in(err);
   for (std::string l; std::getline(in, l);)
-    if (l.find("left by a uprof that is gone") == std::string::npos) lines.push_back(l);
+    if (l.find("left by a uprof that is gone") == std::string::npos && !l.starts_with("uprof: first instructions:"))
+      lines.push_back(l);
   return lines;
 }
 
