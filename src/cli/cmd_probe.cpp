@@ -3,6 +3,8 @@
 #include <iostream>
 
 #include "command.h"
+#include "uprof/attach/stale_uprobes.h"
+#include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
@@ -18,11 +20,13 @@ int cmd_probe(int argc, char** argv) {
       "usage: uprof probe [--list] BIN [SPEC... | PATTERN]\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
       "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
-      "  uprof probe --vars BIN SPEC... each parameter's type and where it lives at the probe (DWARF)\n\n"
+      "  uprof probe --vars BIN SPEC... each parameter's type and where it lives at the probe (DWARF)\n"
+      "  uprof probe --cleanup          remove the tracefs probes that killed uprofs left (record does it too)\n\n"
       "SPEC: FUNC | FUNC+0xOFF | BIN:FUNC | LIB:FUNC | BIN:0xOFF | 'glob*' | 'ns::Klass::method(int)'\n\n"
       "options");
   opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
       "vars", "show the parameters and return value of each probed function, typed, and where they live")(
+      "cleanup", "remove the tracefs groups uprof_<pid> whose uprof is gone")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug); repeatable");
   po::options_description hidden;
@@ -42,6 +46,17 @@ int cmd_probe(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;
+  }
+  if (vm.count("cleanup")) {
+    if (vm.count("binary")) return usage_error("probe", "--cleanup takes no binary or spec");
+    auto dir = find_tracefs();
+    if (!dir) return fail(dir.error().message);
+    auto cleaned = remove_stale_uprof_probes(*dir);
+    if (!cleaned) return fail(cleaned.error().message);
+    for (const auto& line : describe_cleanup(*cleaned, *dir)) std::cout << line << "\n";
+    if (cleaned->removed_groups.empty() && cleaned->busy_events.empty())
+      std::cout << "no stale uprof probes in " << *dir << "/uprobe_events\n";
+    return cleaned->busy_events.empty() ? 0 : 1;
   }
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();

@@ -108,6 +108,7 @@ int cmd_record(int argc, char** argv) {
   req.command = cmd;
   if (vm.count("pid")) {
     req.attach_pid = vm["pid"].as<int>();
+    if (req.attach_pid <= 0) return usage_error("record", "-p takes a process id greater than 0");
     if (!cmd.empty()) return usage_error("record", "give either -p PID or a command, not both");
   } else if (vm.count("all")) {
     req.system_wide = true;
@@ -144,7 +145,10 @@ int cmd_record(int argc, char** argv) {
   };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);
-  if (!rep) return fail(rep.error().message);
+  if (!rep) {
+    fail(rep.error().message);
+    return rep.error().exit_status;
+  }
   std::cerr << summary_line(*rep) << "\n";
   if (!rep->accounted())
     std::cerr << "uprof: WARNING: recorded " << rep->recorded_total() << " + lost " << rep->lost
@@ -155,6 +159,11 @@ int cmd_record(int argc, char** argv) {
   if (rep->missing_values)
     std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
   if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";
+  if (rep->term_signal) {
+    const char* abbrev = sigabbrev_np(rep->term_signal);
+    std::string sig = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(rep->term_signal);
+    std::cerr << "uprof: the workload was killed by " << sig << " (exit status " << rep->exit_status << ")\n";
+  }
   return rep->exit_status;
 }
 

@@ -56,7 +56,15 @@ Status DataFileWriter::write_section(SectionKind kind, const std::string& payloa
     ssize_t n = ::write(fd_.get(), all.data() + done, all.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      int e = n < 0 ? errno : 0;
       failed_ = true;
+      // Drop the partial section, so that the file ends at its last whole one
+      // (not possible on a device such as /dev/full; the reader copes either way).
+      if (done > 0) {
+        int truncated = ::ftruncate(fd_.get(), static_cast<off_t>(bytes_));
+        (void)truncated;
+      }
+      errno = e;
       return err("store: ", path_, ": write failed at byte ", bytes_ + done, ": ",
                  n < 0 ? std::strerror(errno) : "no progress");
     }

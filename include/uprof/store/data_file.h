@@ -83,6 +83,8 @@ class DataFileWriter {
   Status finish(const Trailer& t);
 
   uint64_t bytes_written() const { return bytes_; }
+  // A write failed (disk full, I/O error): the file ends at the last whole section.
+  bool failed() const { return failed_; }
   uint64_t events_written() const { return events_; }
   const std::string& path() const { return path_; }
 
