@@ -194,6 +194,9 @@ xcc workload_O0 "$FX/workload.c" -g -O0 -pthread -ldl
 xcc workload_O2 "$FX/workload.c" -g -O2 -pthread -ldl
 # Every function starts with `bti c` (a hint: a no-op on the cortex-a57 qemu emulates).
 xcc workload_bti "$FX/workload.c" -g -O2 -mbranch-protection=standard -pthread -ldl
+# Typed arguments from DWARF: x0-x7 then [sp], 16-byte structs in x0:x1, a 40-byte one by reference.
+xcc args_O0 "$FX/args/args.c" -g -O0
+xcc args_O2 "$FX/args/args.c" -g -O2
 xcc mytest "$SRC/examples/mytest.c" -g -O2
 xcc libfx.so.1 "$FX/libfx.c" -g -O2 -fPIC -shared -Wl,-soname,libfx.so.1
 fresh "$B/uselib" "$B/libfx.so.1" || rm -f "$B/uselib"
@@ -226,6 +229,9 @@ cases=(
   'pmu_static_O0|2000|--function add --values seq|--backend|pmu|-e|add %x0 %x1 $retval|--|/fx/workload_static_O0|calls|2000'
   'pmu_dyn_O2|2000|--function add --values seq|--backend|pmu|-e|add %x0 %x1 $retval|--|/fx/workload_O2|calls|2000'
   'pmu_bti|2000|--function add --values seq --insn @FX@/workload_bti d503245f|--backend|pmu|-e|add %x0 %x1 $retval|--|/fx/workload_bti|calls|2000'
+  'lr|2000|--function add --values seq --lr-trampoline|-e|add %x0 %x1 %lr $retval|-e|add%return %lr|--|/fx/workload_O2|calls|2000'
+  'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
+  'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
 )
 : >"$R/cases"
 for c in "${cases[@]}"; do
@@ -292,6 +298,34 @@ for c in "${cases[@]}"; do
     failed+=("$name")
   else
     echo "  $name: ok: ${line#"ARM64-CASE $name "} | ${result#check: ok: }"
+  fi
+done
+
+# Typed arguments: what args.c passes, as `uprof script` prints it, on the host from the
+# copied-out file and in the guest from the same file: both must match, line for line.
+want_args=(
+  'f10(a1=5, a2=2, a3=3, a4=4, a5=5, a6=6, a7=7, a8=8, a9=9, a10=-10) = 39'
+  'f_bool_char(b=true, c='"'A'"', sc=-3, uc=200) = 62'
+  'f_enum(c=BLUE) = 1'
+  'f_pair(p={x=5, y=-5}) = 5'
+  'f_big(b={a=5, b=6, c=7, d=8, e=9}) = 35'
+)
+calls_of() { sed -E 's/^[0-9.]+  [^ ]+ [0-9]+\/[0-9]+  //; s/  \[[^]]*\]$//'; }
+for name in args_O0 args_O2; do
+  [ -f "$out/$name.data" ] || continue
+  why=""
+  host=$("$BUILD/uprof" script "$out/$name.data" 2>&1) || why="host 'uprof script' failed: $host"
+  guest=$(sed -n "s/^ARM64-SCRIPT $name: //p" "$console")
+  [ -z "$why" ] && [ "$host" != "$guest" ] && why="the host's 'uprof script' differs from the guest's"
+  for w in "${want_args[@]}"; do
+    [ -n "$why" ] && break
+    calls_of <<<"$host" | grep -qxF -- "$w" || why="no '$w' in: $(calls_of <<<"$host" | tr '\n' ';')"
+  done
+  if [ -n "$why" ]; then
+    echo "  $name typed: FAIL: $why"
+    failed+=("$name-typed")
+  else
+    echo "  $name typed: ok: ${#want_args[@]} calls with their arguments, the same on host and guest"
   fi
 done
 

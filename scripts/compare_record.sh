@@ -11,6 +11,7 @@
 #   -s N_STEP   calls per run for the single-stepped class (default 100000)
 #   -c CLASSES  which function classes (default "step push nop5")
 #   --no-pmu    skip `uprof record --backend pmu`
+#   --no-bpf    skip bpftrace and BCC funclatency (in-kernel aggregation, no data file)
 #   --keep      keep every data file (they are ~13 B/event for uprof, ~96 for perf)
 #   -o DIR      where data files and results.tsv go (default BUILD_DIR/compare-record)
 #
@@ -46,6 +47,15 @@
 #
 # perf probes are added once (group probe_hot, after hot is built: a uprobe is bound to
 # the file's inode) and deleted on every exit path. Needs root, x86-64, perf, cmake, cc.
+#
+# BPF peers (installed from Debian when missing: apt-get install bpftrace bpfcc-tools):
+#   bpftrace   uprobe + uretprobe on FUNC, @lat = hist(nsecs - @start[tid]), started with -c
+#              so it sees only the workload; its count of paired calls is checked against N
+#   funclatency (BCC funclatency-bpfcc) FUNC, started before the workload and stopped with
+#              SIGINT after it; its histogram's total is checked against N
+# Both aggregate in the kernel: no data file, no per-event values (bytes/event "-"), and a
+# "report" that is printed as they exit. Their attach (LLVM compile) is outside the loop.
+# "report s" = time of `uprof report` / `perf report --stdio` on the first repetition's file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -55,6 +65,7 @@ N=1000000
 N_STEP=100000
 CLASSES="step push nop5"
 PMU=1
+BPF=1
 KEEP=0
 OUT=""
 while [ $# -gt 0 ]; do
@@ -65,6 +76,7 @@ while [ $# -gt 0 ]; do
     -c) CLASSES=$2; shift 2 ;;
     -o) OUT=$2; shift 2 ;;
     --no-pmu) PMU=0; shift ;;
+    --no-bpf) BPF=0; shift ;;
     --keep) KEEP=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_record: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -89,6 +101,17 @@ say() { echo "== $*" >&2; }
 for t in perf cmake cc c++ objdump timeout python3; do
   command -v "$t" >/dev/null || die "'$t' is not installed"
 done
+if [ "$BPF" = 1 ]; then
+  missing=""
+  command -v bpftrace >/dev/null || missing="$missing bpftrace"
+  command -v funclatency-bpfcc >/dev/null || missing="$missing bpfcc-tools"
+  if [ -n "$missing" ]; then
+    say "installing$missing (Debian packages)"
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -q $missing >/dev/null 2>&1 ||
+      echo "compare_record: could not install$missing; the BPF peers that are missing are skipped" >&2
+  fi
+fi
 for c in $CLASSES; do
   case "$c" in step|push|nop5) ;; *) die "unknown class '$c' (step, push, nop5)" ;; esac
 done
@@ -182,8 +205,19 @@ done
 TOOLS="none uprof"
 [ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
 TOOLS="$TOOLS perf"
+if [ "$BPF" = 1 ]; then
+  command -v bpftrace >/dev/null && TOOLS="$TOOLS bpftrace"
+  # BCC compiles its program against the running kernel's headers at start: check once.
+  if command -v funclatency-bpfcc >/dev/null; then
+    if bcc_err=$(timeout 120 funclatency-bpfcc -d 1 "$HOT:add_step" 2>&1 >/dev/null); then
+      TOOLS="$TOOLS funclatency"
+    else
+      say "BCC funclatency does not work on this kernel, skipped: $(printf '%s\n' "$bcc_err" | tail -1)"
+    fi
+  fi
+fi
 RES=$OUT/results.tsv
-printf 'rep\tclass\ttool\tn\tloop_ns\tloop_cpu_ns\telapsed_ns\tcmd_cpu_ms\tsamples\tdups\tlost\tmissing\tgaps\tbad\tbytes\tstatus\tnote\n' > "$RES"
+printf 'rep\tclass\ttool\tn\tloop_ns\tloop_cpu_ns\telapsed_ns\tcmd_cpu_ms\tsamples\tdups\tlost\tmissing\tgaps\tbad\tbytes\tstatus\treport_ms\tnote\n' > "$RES"
 
 kv() { printf '%s\n' "$2" | tr ' ' '\n' | awk -F= -v k="$1" '$1 == k {print $2}'; }
 now_ns() { date +%s%N; }
@@ -223,6 +257,22 @@ run_one() {  # rep class tool [n]
       # shellcheck disable=SC2086
       timeout -k 10 "$RUN_TIMEOUT" perf record $PERF_ARGS -o "$data" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
         -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+    bpftrace)
+      # The workload's stdout goes to bpftrace's; hot's lines are picked out of it.
+      timeout -k 10 "$RUN_TIMEOUT" bpftrace -c "$HOT $c $n" -e "
+        uprobe:$HOT:add_$c { @start[tid] = nsecs; }
+        uretprobe:$HOT:add_$c /@start[tid]/ { @lat = hist(nsecs - @start[tid]); delete(@start[tid]); @calls = count(); }" \
+        >"$out" 2>"$err" || status=fail ;;
+    funclatency)
+      # System-wide on the file's function: started first, stopped with SIGINT after hot.
+      PYTHONUNBUFFERED=1 timeout -k 10 "$RUN_TIMEOUT" funclatency-bpfcc "$HOT:add_$c" >"$base.bcc" 2>"$err" &
+      local bcc=$! waited=0
+      while ! grep -q '^Tracing' "$base.bcc" 2>/dev/null && kill -0 $bcc 2>/dev/null && [ $waited -lt 600 ]; do
+        sleep 0.1; waited=$((waited + 1))
+      done
+      "$HOT" "$c" "$n" >"$out" 2>>"$err" || status=fail
+      kill -INT $bcc 2>/dev/null || true
+      wait $bcc || true ;;
   esac
   t1=$(now_ns)
   children_cpu_ms; c1=$CPU_MS
@@ -231,6 +281,7 @@ run_one() {  # rep class tool [n]
   loop_cpu_ns=$(awk '$1 == "loop_ns" {print $4}' "$out")
   calls=$(awk '$1 == "calls" {print $2}' "$out")
   [ "$calls" = "$n" ] || status=fail
+  local report_ms=""
   case "$tool" in
     uprof|uprof-pmu)
       if [ -f "$data" ]; then
@@ -239,6 +290,11 @@ run_one() {  # rep class tool [n]
         samples=$(kv samples "$chk"); dups=$(kv dups "$chk"); missing=$(kv missing "$chk")
         gaps=$(kv gaps "$chk"); bad=$(kv bad "$chk"); bytes=$(kv bytes "$chk")
         lost=$(sed -n 's/^uprof: .* events recorded, \([0-9,]*\) lost.*/\1/p' "$err" | tr -d ,)
+        if [ "$rep" = 1 ]; then
+          local r0; r0=$(now_ns)
+          timeout 600 "$UPROF" report -i "$data" >/dev/null 2>&1 || true
+          report_ms=$(( ($(now_ns) - r0) / 1000000 ))
+        fi
         [ "$lost" = "$(kv lost "$chk")" ] || note="summary lost $lost != file LOST $(kv lost "$chk")"
         grep -q 'WARNING' "$err" && note="$note $(grep WARNING "$err" | head -1)"
         note="$note kernel=$(kv kernel "$chk")"
@@ -257,16 +313,32 @@ run_one() {  # rep class tool [n]
                awk '/ stats:$/ {ev = 1} ev && $1 == "LOST_SAMPLES" {s += $3} END {print s + 0}')
         bytes=$(stat -c %s "$data")
         note="$note $(grep -o 'Woken up [0-9]* times' "$err" | head -1)"
+        if [ "$rep" = 1 ]; then
+          local r0; r0=$(now_ns)
+          timeout 900 perf report -i "$data" --stdio >/dev/null 2>&1 || true
+          report_ms=$(( ($(now_ns) - r0) / 1000000 ))
+        fi
       else
         status=fail
       fi ;;
+    bpftrace)
+      # @calls: N + 0 (hot's loop) when every call was paired; missing = 2N - 2 x calls.
+      local k; k=$(awk '/^@calls:/ {print $2}' "$out")
+      samples=$(( 2 * ${k:-0} )); missing=$(( 2 * n - samples )); dups=0; lost=0; gaps=""; bad=""; bytes=""
+      [ -n "$k" ] || status=fail ;;
+    funclatency)
+      # The histogram's counts (lines "  lo -> hi : count |***|"), summed.
+      local k; k=$(awk -F: '/->/ {split($2, a, "|"); s += a[1]} END {print s + 0}' "$base.bcc")
+      samples=$(( 2 * k )); missing=$(( 2 * n - samples )); dups=0; lost=0; gaps=""; bad=""; bytes=""
+      [ "$k" -gt 0 ] || status=fail
+      rm -f "$base.bcc" ;;
   esac
   # (perf record renames an existing output to .old: never leave one behind)
   [ -n "${data:-}" ] && rm -f "$data.old"
   [ "$KEEP" = 1 ] || rm -f "${data:-/nonexistent}"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$n" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$c" "$tool" "$n" \
     "${loop_ns:-}" "${loop_cpu_ns:-}" "$((t1 - t0))" "$((c1 - c0))" "$samples" "$dups" "$lost" "$missing" "$gaps" "$bad" \
-    "$bytes" "$status" "$(printf '%s' "$note" | xargs)" >> "$RES"
+    "$bytes" "$status" "$report_ms" "$(printf '%s' "$note" | xargs)" >> "$RES"
   printf '   rep %s %-5s %-9s loop %6.2f s (cpu %6.2f s)  %s%s\n' "$rep" "$c" "$tool" \
     "$(awk -v x="${loop_ns:-0}" 'BEGIN {print x / 1e9}')" "$(awk -v x="${loop_cpu_ns:-0}" 'BEGIN {print x / 1e9}')" \
     "$status" "${samples:+  samples=$samples lost=$lost missing=$missing dups=$dups bad=$bad}" >&2
@@ -311,7 +383,8 @@ classes = list(dict.fromkeys(r["class"] for r in rows))
 tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "none"]
 label = {"uprof": "uprof record" + (f" {uargs}" if uargs else ""),
          "uprof-pmu": "uprof record --backend pmu" + (f" {uargs}" if uargs else ""),
-         "perf": "perf record" + (f" {pargs}" if pargs else "")}
+         "perf": "perf record" + (f" {pargs}" if pargs else ""),
+         "bpftrace": "bpftrace uprobe+uretprobe hist()", "funclatency": "BCC funclatency"}
 
 def per_hit(r, key):
     b = base.get((r["rep"], r["class"]))
@@ -336,6 +409,7 @@ for c in classes:
             n=rs[0]["n"] if rs else allr[0]["n"], runs=len(rs), failed=len(allr) - len(rs),
             cpu=cpu, wall=wall, fixed=fixed, tool_ns=tool_ns, samples=tot("samples"), lost=tot("lost"), missing=tot("missing"),
             dups=tot("dups"), gaps=tot("gaps"), bad=tot("bad"),
+            report=[int(r["report_ms"]) / 1e3 for r in rs if r.get("report_ms")],
             bpe=(tot("bytes") / uniq) if uniq else None,
             dup_runs=sum(1 for r in rs if int(r["dups"] or 0) > 0),
             lost_runs=sum(1 for r in rs if int(r["missing"] or 0) > 0))
@@ -344,6 +418,11 @@ def med(v): return statistics.median(v) if v else None
 def fmt_range(v):
     if not v: return "-"
     return f"{med(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})"
+def ratio_uprof(c, t, key):
+    u = stats.get((c, "uprof"))
+    s = stats.get((c, t))
+    if not u or not s or not s[key] or not u[key] or med(u[key]) <= 0: return "-"
+    return f"{med(s[key]) / med(u[key]):.2f}"
 def ratio(c, t, key):
     p = stats.get((c, "perf"))
     s = stats.get((c, t))
@@ -355,8 +434,8 @@ print(f"Probe cost per hit (entry + return probes: 2 hits per call; ns per call 
       f"median (min-max) over repetitions. Machine load average {load0} at start, {load1} at end.")
 print()
 print("| class (first insn) | N calls | tool | ns/hit added, CPU time | ns/hit added, wall time | "
-      "x perf (CPU) | x perf (wall) | tool's own CPU, ns/event | fixed s (start-up + finish) |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "x perf (CPU) | x uprof (CPU) | x perf (wall) | tool's own CPU, ns/event | fixed s (start-up + finish) | report s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 insn = {"step": "step (lea, single-stepped)", "push": "push (push %rbp, emulated)", "nop5": "nop5 (nopl, optimized)"}
 for c in classes:
     bcpu = [int(r["loop_cpu_ns"]) / int(r["n"]) for r in ok if r["class"] == c and r["tool"] == "none"]
@@ -364,10 +443,11 @@ for c in classes:
         s = stats.get((c, t))
         if not s: continue
         fx = f"{med(s['fixed']):.2f}" if s["fixed"] else "-"
+        rp = f"{med(s['report']):.2f}" if s["report"] else "-"
         print(f"| {insn.get(c, c)} | {int(s['n']):,} | {label[t]} | {fmt_range(s['cpu'])} | {fmt_range(s['wall'])} | "
-              f"{ratio(c, t, 'cpu')} | {ratio(c, t, 'wall')} | {fmt_range(s['tool_ns'])} | {fx} |")
+              f"{ratio(c, t, 'cpu')} | {ratio_uprof(c, t, 'cpu')} | {ratio(c, t, 'wall')} | {fmt_range(s['tool_ns'])} | {fx} | {rp} |")
     if bcpu:
-        print(f"| {insn.get(c, c)} | | (unprobed call: {med(bcpu):.1f} ns CPU) | | | | | | |")
+        print(f"| {insn.get(c, c)} | | (unprobed call: {med(bcpu):.1f} ns CPU) | | | | | | | | |")
 print()
 print("tool's own CPU = (CPU of the whole command - the workload loop's CPU - the tool's fixed CPU) / samples;")
 print("fixed CPU (median of three 1000-call runs): " +

@@ -10,6 +10,7 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"   # the uprobe PMU needs CAP_SYS_ADMIN
 set -x
 build/uprof probe --list build/mytest add
-$sudo build/uprof record -e 'add %di:s32 %si:s32 $retval:s32' -o build/mytest.data -- build/mytest 100000
+$sudo build/uprof probe --vars build/mytest add
+$sudo build/uprof record -e add -o build/mytest.data -- build/mytest 100000
 build/uprof report build/mytest.data
 build/uprof script build/mytest.data | head -6

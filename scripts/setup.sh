@@ -19,6 +19,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# uprof's default backend creates probes through tracefs; a fresh VM may not have it mounted.
+if [ ! -e /sys/kernel/tracing/uprobe_events ] && [ "$(id -u)" -eq 0 ] && [ -d /sys/kernel/tracing ]; then
+  mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "setup: could not mount tracefs on /sys/kernel/tracing" >&2
+fi
+
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 sudo=""

@@ -11,6 +11,9 @@
 //   --values seq   per thread, entry k carries %x0 = k, %x1 = 10 k (workload's add(i, 10 i)),
 //                  and its return $retval = %x0 + %x1
 //   --values sum   only $retval = %x0 + %x1 (fx_lib_add(i, 1), fx_lib_add(i, i))
+//   --lr-trampoline  entries carry %lr (the caller's return address) and returns carry
+//                  %lr too: at a return probe lr holds the uretprobe trampoline's address,
+//                  one address, on another page than every caller's
 //   --insn P HEX   the 4 bytes at each probe's file offset in the host copy P of the
 //                  probed file are the instruction HEX (0xd503245f: `bti c`)
 // Always: the file is complete and undamaged, its arch is arm64, nothing was lost,
@@ -39,6 +42,7 @@ struct Options {
   std::string values = "none";
   std::string insn_path;
   uint32_t insn = 0;
+  bool lr_trampoline = false;
 };
 
 struct Failures {
@@ -54,7 +58,7 @@ struct Failures {
 int usage() {
   std::fprintf(stderr,
                "usage: check_data FILE --calls N [--function F] [--threads T] [--values seq|sum|none] "
-               "[--insn PATH HEX]\n");
+               "[--insn PATH HEX] [--lr-trampoline]\n");
   return 2;
 }
 
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     else if (a == "--function" && (v = next())) o.function = v;
     else if (a == "--threads" && (v = next())) o.threads = std::atoi(v);
     else if (a == "--values" && (v = next())) o.values = v;
+    else if (a == "--lr-trampoline") o.lr_trampoline = true;
     else if (a == "--insn" && (v = next()) && i + 1 < argc) {
       o.insn_path = v;
       o.insn = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 16));
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
   std::map<uint32_t, Thread> threads;
   std::vector<uint64_t> per_probe(probes.size());
   uint64_t events = 0, entries = 0, returns = 0, lost_events = 0;
+  std::set<uint64_t> entry_lr, return_lr;
   Event e;
   while (reader->next(e)) {
     events++;
@@ -144,6 +150,8 @@ int main(int argc, char** argv) {
     Thread& t = threads[e.tid];
     if (e.time < t.last_time) fail.add("tid ", e.tid, ": time goes back at event ", events);
     t.last_time = e.time;
+    if (int il = value_index(p, "%lr"); il >= 0 && il < e.nvalues)
+      (p.kind == ProbeKind::Entry ? entry_lr : return_lr).insert(e.values[il]);
     if (p.kind == ProbeKind::Entry) {
       entries++;
       int ix0 = value_index(p, "%x0"), ix1 = value_index(p, "%x1");
@@ -203,6 +211,21 @@ int main(int argc, char** argv) {
   for (const auto& [tid, t] : threads)
     if (!t.open.empty()) fail.add("tid ", tid, ": ", t.open.size(), " entries without a return");
 
+  std::string lr_note;
+  if (o.lr_trampoline) {
+    if (entry_lr.empty() || return_lr.size() != 1) {
+      fail.add("%lr: ", entry_lr.size(), " distinct values at entries, ", return_lr.size(),
+               " at returns (want >= 1 and exactly 1: the trampoline)");
+    } else {
+      uint64_t tramp = *return_lr.begin();
+      for (uint64_t lr : entry_lr)
+        if ((lr >> 12) == (tramp >> 12))
+          fail.add("%lr at an entry (0x", std::hex, lr, ") is on the trampoline's page (0x", tramp, ")");
+      std::ostringstream os;
+      os << ", return %lr = trampoline 0x" << std::hex << tramp << " (callers: 0x" << *entry_lr.begin() << ")";
+      lr_note = os.str();
+    }
+  }
   if (!fail.list.empty()) {
     std::printf("check: FAIL: %s", fail.list[0].c_str());
     for (std::size_t i = 1; i < fail.list.size() && i < 5; i++) std::printf("; %s", fail.list[i].c_str());
@@ -214,8 +237,10 @@ int main(int argc, char** argv) {
               "for %zu probes%s\n",
               static_cast<unsigned long long>(entries), static_cast<unsigned long long>(returns), threads.size(),
               probes.size(),
-              o.values == "seq"   ? ", %x0/%x1 = i/10i in order, $retval = sum"
-              : o.values == "sum" ? ", $retval = %x0 + %x1"
-                                  : "");
+              (std::string(o.values == "seq"   ? ", %x0/%x1 = i/10i in order, $retval = sum"
+                           : o.values == "sum" ? ", $retval = %x0 + %x1"
+                                               : "") +
+               lr_note)
+                  .c_str());
   return 0;
 }

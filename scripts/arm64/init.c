@@ -13,6 +13,8 @@
  *                                             R: exit status (-1: killed at the time limit);
  *                                             E/L/K from uprof's summary line, C from the
  *                                             workload's "calls N" (-1 when not printed)
+ *   ARM64-SCRIPT NAME: LINE                   for a case named args*: `uprof script` of its file,
+ *                                             run in the guest (the host compares its own)
  *   ARM64-DATA NAME SIZE                      then the data file in base64, 76 chars a line:
  *   ARM64-B64 NAME BASE64
  *   ARM64-END NAME SIZE
@@ -164,6 +166,27 @@ static void run_case(const char* name, char** args, int nargs, const char* out_p
       kernel, calls, now_s() - t0);
 }
 
+/* `uprof script FILE` in the guest, each line printed as ARM64-SCRIPT NAME: LINE. */
+static void run_script(const char* name, const char* path) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) != 0) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    execl("/bin/uprof", "/bin/uprof", "script", path, (char*)NULL);
+    _exit(127);
+  }
+  close(p[1]);
+  FILE* f = fdopen(p[0], "r");
+  char line[1024];
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    say("ARM64-SCRIPT %s: %s\n", name, line);
+  }
+  if (f) fclose(f);
+  waitpid(pid, NULL, 0);
+}
+
 static void print_base64(const char* name, const char* path) {
   static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   FILE* f = fopen(path, "rb");
@@ -226,6 +249,7 @@ int main(void) {
       char path[256];
       snprintf(path, sizeof path, "/tmp/%s.data", fields[0]);
       run_case(fields[0], fields + 1, n - 1, path);
+      if (!strncmp(fields[0], "args", 4)) run_script(fields[0], path);
       print_base64(fields[0], path);
       unlink(path);  /* keep the initramfs's memory small */
     }

@@ -225,12 +225,17 @@ std::optional<uint64_t> Aggregator::by_value_of(uint32_t function, uint32_t prob
   return normalize_value(values[local], f.values[slot]);
 }
 
-void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values) const {
+void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const {
   const FunctionInfo& f = functions_[g.function];
   const uint32_t first = first_slot_of_probe_[probe];
   const uint32_t count = probe == f.entry_probe ? f.return_values_at : f.values.size() - f.return_values_at;
   const std::size_t n = std::min<std::size_t>(count, values.size());
-  for (std::size_t i = 0; i < n; ++i) g.values[first + i].add(normalize_value(values[i], f.values[first + i]));
+  for (std::size_t i = 0; i < n; ++i) {
+    const ValueSpec& spec = f.values[first + i];
+    // Not read, or nothing to read: a 0 that was never captured is no value.
+    if ((i < 32 && (missing >> i & 1)) || spec.source == ValueSource::Unavailable) continue;
+    g.values[first + i].add(normalize_value(values[i], spec));
+  }
 }
 
 GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value) {
@@ -272,25 +277,26 @@ void Aggregator::on_call(const Call& c) {
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by);
   ++g.calls;
-  g.latency.record(c.duration);
-  if (g.linear) g.linear->record(c.duration);
+  uint64_t d = c.duration > options_.compensate_ns ? c.duration - options_.compensate_ns : 0;
+  g.latency.record(d);
+  if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;
-  add_values(g, f.entry_probe, c.entry_values);
-  add_values(g, f.return_probe, c.return_values);
+  add_values(g, f.entry_probe, c.entry_values, c.entry_missing);
+  add_values(g, f.return_probe, c.return_values, c.return_missing);
 }
 
 void Aggregator::on_unmatched(const Unmatched& u) {
   if (!admit(u.function, u.pid, u.tid, u.time)) return;
   GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values));
   ++g.unmatched[static_cast<std::size_t>(u.reason)];
-  add_values(g, u.probe, u.values);
+  add_values(g, u.probe, u.values, u.missing);
 }
 
 void Aggregator::on_hit(const Hit& h) {
   if (!admit(h.function, h.pid, h.tid, h.time)) return;
   GroupStats& g = group(h.function, h.pid, h.tid, by_value_of(h.function, h.probe, h.values));
   ++g.calls;
-  add_values(g, h.probe, h.values);
+  add_values(g, h.probe, h.values, h.missing);
 }
 
 std::vector<GroupStats> Aggregator::function_totals() const {

@@ -101,6 +101,7 @@ void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reaso
       .time = f.time,
       .reason = reason,
       .values = {f.values.data(), f.nvalues},
+      .missing = f.missing,
   });
 }
 
@@ -122,7 +123,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
 
   if (role == ProbeRole::HitOnly) {
     ++counts_.hits;
-    sink.on_hit(Hit{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time, .values = values});
+    sink.on_hit(Hit{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time, .values = values, .missing = e.missing});
     return;
   }
 
@@ -135,7 +136,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
       // toward the kernel's depth, so it is not pushed.
       ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::NestingLimit)];
       sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                  .reason = UnmatchedReason::NestingLimit, .values = values});
+                                  .reason = UnmatchedReason::NestingLimit, .values = values, .missing = e.missing});
       return;
     }
     Frame& f = t.stack.emplace_back();
@@ -144,6 +145,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     f.time = e.time;
     f.loss_epoch = loss_epoch_;
     f.nvalues = static_cast<uint8_t>(values.size());
+    f.missing = e.missing;
     std::copy(values.begin(), values.end(), f.values.begin());
     return;
   }
@@ -154,7 +156,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   if (i == 0) {
     ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)];
     sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = values});
+                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = values, .missing = e.missing});
     return;
   }
   const std::size_t depth = i - 1;
@@ -172,6 +174,8 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
       .duration = e.time >= f.time ? e.time - f.time : 0,
       .entry_values = {f.values.data(), f.nvalues},
       .return_values = values,
+      .entry_missing = f.missing,
+      .return_missing = e.missing,
       .depth = static_cast<uint32_t>(depth),
       .spans_loss = loss_epoch_ != f.loss_epoch,
   });

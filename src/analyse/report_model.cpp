@@ -14,6 +14,12 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   m.functions = group_probes(m.probes);
   m.options = options;
   m.options.start_time = m.meta.start_monotonic_ns;
+  if (m.options.compensate) {
+    if (!m.meta.probe_cost_ns)
+      return err("report: ", path, " holds no probe cost to compensate for (run 'uprof bench' once on the "
+                 "recording machine, then 'uprof record')");
+    m.options.compensate_ns = m.meta.probe_cost_ns;
+  }
   UPROF_TRY(check_aggregate_options(m.functions, m.options));
 
   Pairer pairer(m.functions);

@@ -42,10 +42,10 @@ Status ensure_fd_headroom(std::size_t needed) {
   std::size_t want = open_fd_count() + needed + kFdSlack;
   if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur >= want) return ok();
   if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
-    return err("attach: ", needed, " perf events (one per probe per CPU) need about ", want,
-               " file descriptors but RLIMIT_NOFILE's hard limit is ", rl.rlim_max,
-               ": raise it (ulimit -Hn ", want, " as root, LimitNOFILE= for a service, or "
-               "/etc/security/limits.conf) or probe fewer functions");
+    return err("attach: ", needed, " perf events (one per probe per CPU, and one per CPU for task records) need about ", want,
+               " open files, but RLIMIT_NOFILE's hard limit is ", rl.rlim_max, ": raise it with ulimit -n ",
+               want, " (as root; ulimit -Hn ", want, " raises the hard limit alone; LimitNOFILE= for a "
+               "service) or probe fewer functions");
   rlimit raised = rl;
   raised.rlim_cur = rl.rlim_max;
   if (::setrlimit(RLIMIT_NOFILE, &raised) != 0)
@@ -103,7 +103,19 @@ Status EventSet::open_all(const EventSetOptions& options) {
     }
   }
 
-  UPROF_TRY(ensure_fd_headroom(requests_.size() * cpus_.size()));
+  // The side band: a software dummy (it never samples) that only writes task
+  // records, with the probes' sample_id layout so that their decoders read it.
+  if (options.track_tasks) {
+    side_band_attr_ = build_sample_attr(SampleContent{}, attr_options);
+    side_band_attr_.type = PERF_TYPE_SOFTWARE;
+    side_band_attr_.config = PERF_COUNT_SW_DUMMY;
+    side_band_attr_.comm = 1;
+    side_band_attr_.comm_exec = 1;
+    side_band_attr_.task = 1;
+    if (pid_ < 0) side_band_attr_.inherit = 0;
+  }
+
+  UPROF_TRY(ensure_fd_headroom((requests_.size() + (options.track_tasks ? 1 : 0)) * cpus_.size()));
 
   for (int cpu : cpus_) {
     int ring_fd = -1;
@@ -113,11 +125,6 @@ Status EventSet::open_all(const EventSetOptions& options) {
       if (pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
       // pid -1: every process on this CPU (-a); inheriting makes no sense there.
       if (pid_ < 0) a.inherit = 0;
-      if (options.track_tasks && i == 0) {
-        a.comm = 1;
-        a.comm_exec = 1;
-        a.task = 1;
-      }
       UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
       UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
       if (ring_fd < 0) {
@@ -130,17 +137,26 @@ Status EventSet::open_all(const EventSetOptions& options) {
       id_to_request_[id] = i;
       events_.push_back(Event{.fd = std::move(fd), .cpu = cpu, .request = i, .id = id});
     }
+    if (options.track_tasks) {
+      UPROF_ASSIGN(UniqueFd fd, open_perf_event(side_band_attr_, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+      UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
+      UPROF_TRY(redirect_output(fd.get(), ring_fd));
+      side_band_ids_.insert(id);
+      side_band_.push_back(std::move(fd));
+    }
   }
   return ok();
 }
 
 Status EventSet::enable() {
+  for (auto& fd : side_band_) UPROF_TRY(enable_event(fd.get()));
   for (auto& e : events_) UPROF_TRY(enable_event(e.fd.get()));
   return ok();
 }
 
 Status EventSet::disable() {
   for (auto& e : events_) UPROF_TRY(disable_event(e.fd.get()));
+  for (auto& fd : side_band_) UPROF_TRY(disable_event(fd.get()));
   return ok();
 }
 
@@ -168,6 +184,7 @@ const ProbeRequest* EventSet::find_request(uint64_t id) const {
 }
 
 const perf_event_attr* EventSet::find_attr(uint64_t id) const {
+  if (is_side_band(id)) return &side_band_attr_;
   auto it = id_to_request_.find(id);
   return it == id_to_request_.end() ? nullptr : &attrs_[it->second];
 }

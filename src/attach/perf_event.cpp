@@ -36,8 +36,8 @@ std::string open_error_message(int e, const perf_event_attr& attr, pid_t pid, in
       rlimit rl{};
       ::getrlimit(RLIMIT_NOFILE, &rl);
       why << "too many open files (RLIMIT_NOFILE " << rl.rlim_cur << ", hard " << rl.rlim_max
-          << "): one event per probe per CPU is needed; raise the hard limit (ulimit -Hn, "
-             "or LimitNOFILE= for a service) or probe fewer functions";
+          << "): one event per probe per CPU is needed; raise it (ulimit -n; past the hard limit "
+             "as root, ulimit -Hn; LimitNOFILE= for a service) or probe fewer functions";
       break;
     }
     case ENFILE:

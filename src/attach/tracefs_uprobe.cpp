@@ -1,6 +1,7 @@
 #include "uprof/attach/tracefs_uprobe.h"
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,10 +61,32 @@ Result<std::string> format_uprobe_definition(const TracefsUprobeSpec& spec) {
 }
 
 Result<std::string> find_tracefs() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (exists(std::string(dir) + "/uprobe_events")) return std::string(dir);
-  return err("attach: no tracefs uprobe_events (mount it: mount -t tracefs nodev "
-             "/sys/kernel/tracing; the kernel needs CONFIG_UPROBE_EVENTS)");
+  constexpr const char* kDirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+  for (const char* dir : kDirs) {
+    std::string events = std::string(dir) + "/uprobe_events";
+    struct stat st {};
+    if (::stat(events.c_str(), &st) == 0) return std::string(dir);
+    // tracefs' root is rwx------ : a user who is not root cannot even look.
+    if (errno == EACCES)
+      return err("attach: ", events, ": ", std::strerror(EACCES),
+                 ": tracefs uprobes need root (CAP_SYS_ADMIN); so does --backend pmu");
+  }
+  // Not mounted (a system without systemd's mounts): mount it where it belongs,
+  // as perf does. It stays mounted, like any system mount.
+  const char* dir = kDirs[0];
+  if (::mount("nodev", dir, "tracefs", 0, nullptr) != 0) {
+    int e = errno;
+    if (e == EPERM || e == EACCES)
+      return err("attach: tracefs is not mounted and mounting it needs root (CAP_SYS_ADMIN), as do uprobes: ",
+                 std::strerror(e));
+    if (e == ENODEV)
+      return err("attach: this kernel has no tracefs (it needs CONFIG_TRACING and CONFIG_UPROBE_EVENTS)");
+    return err("attach: no tracefs uprobe_events, and mounting tracefs on ", dir, " failed: ", std::strerror(e),
+               " (mount it: mount -t tracefs nodev ", dir, ")");
+  }
+  if (!exists(std::string(dir) + "/uprobe_events"))
+    return err("attach: tracefs has no uprobe_events: the kernel needs CONFIG_UPROBE_EVENTS");
+  return std::string(dir);
 }
 
 std::string tracefs_group_for_this_process() { return "uprof_" + std::to_string(::getpid()); }

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -62,6 +63,12 @@ Result<ConfigField> parse_format_field(std::string_view text) {
   f.lo = static_cast<uint8_t>(*lo);
   f.hi = static_cast<uint8_t>(*hi);
   return f;
+}
+
+std::string uprobe_pmu_dir() {
+  const char* root = std::getenv("UPROF_SYSFS_ROOT");
+  if (!root || !*root) return kUprobePmuDir;
+  return std::string(root) + "/bus/event_source/devices/uprobe";
 }
 
 Result<UprobePmu> read_uprobe_pmu(const std::string& sysfs_dir) {

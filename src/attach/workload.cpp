@@ -13,17 +13,29 @@
 
 namespace uprof {
 
+int exec_failure_status(int errno_value) {
+  return errno_value == ENOENT || errno_value == ENOTDIR ? 127 : 126;
+}
+
+namespace {
+Error exec_error(const std::string& cmd, int errno_value, const char* what = nullptr) {
+  Error e = err("workload: ", cmd, ": ", what ? what : std::strerror(errno_value));
+  e.exit_status = exec_failure_status(errno_value);
+  return e;
+}
+}  // namespace
+
 Result<std::string> find_program(const std::string& cmd) {
-  if (cmd.empty()) return err("workload: empty command");
+  if (cmd.empty()) return exec_error(cmd, ENOENT, "empty command");
   auto runnable = [](const std::string& p) {
     struct stat st {};
     return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
   };
   if (cmd.find('/') != std::string::npos) {
     struct stat st {};
-    if (::stat(cmd.c_str(), &st) != 0) return err("workload: ", cmd, ": ", std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) return err("workload: ", cmd, ": is a directory");
-    if (::access(cmd.c_str(), X_OK) != 0) return err("workload: ", cmd, ": not executable");
+    if (::stat(cmd.c_str(), &st) != 0) return exec_error(cmd, errno);
+    if (S_ISDIR(st.st_mode)) return exec_error(cmd, EISDIR, "is a directory");
+    if (::access(cmd.c_str(), X_OK) != 0) return exec_error(cmd, EACCES);
     return cmd;
   }
   const char* path = std::getenv("PATH");
@@ -37,7 +49,7 @@ Result<std::string> find_program(const std::string& cmd) {
     if (runnable(cand)) return cand;
     start = end + 1;
   }
-  return err("workload: ", cmd, ": command not found in PATH");
+  return exec_error(cmd, ENOENT, "command not found in PATH");
 }
 
 Workload::Workload(Workload&& o) noexcept
@@ -47,7 +59,8 @@ Workload::Workload(Workload&& o) noexcept
       exec_err_(std::move(o.exec_err_)),
       started_(o.started_),
       reaped_(o.reaped_),
-      status_(o.status_) {}
+      status_(o.status_),
+      signal_(o.signal_) {}
 
 Workload::~Workload() {
   if (pid_ > 0 && !reaped_) {
@@ -79,7 +92,9 @@ Result<Workload> Workload::spawn(const std::vector<std::string>& argv) {
     ssize_t n;
     while ((n = ::read(go[0], &c, 1)) < 0 && errno == EINTR) {
     }
-    if (n != 0) _exit(127);  // uprof gave up before starting us
+    // One byte means "exec now". EOF without it: uprof gave up, or was killed,
+    // before starting us; the command must not run unrecorded.
+    if (n != 1) _exit(127);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
     ::execvp(args[0], args.data());
@@ -98,7 +113,12 @@ Result<Workload> Workload::spawn(const std::vector<std::string>& argv) {
 
 Status Workload::start() {
   started_ = true;
-  go_.reset();  // EOF in the child: exec now
+  char go = 'g';
+  ssize_t w;
+  while ((w = ::write(go_.get(), &go, 1)) < 0 && errno == EINTR) {
+  }
+  go_.reset();
+  if (w != 1) return err("workload: ", argv0_, ": cannot start it: ", std::strerror(errno));
   int e = 0;
   ssize_t n;
   while ((n = ::read(exec_err_.get(), &e, sizeof e)) < 0 && errno == EINTR) {
@@ -106,7 +126,7 @@ Status Workload::start() {
   exec_err_.reset();
   if (n == static_cast<ssize_t>(sizeof e)) {
     (void)wait();  // reap it; the exec error is what matters
-    return err("workload: ", argv0_, ": ", std::strerror(e));
+    return exec_error(argv0_, e);
   }
   return ok();
 }
@@ -122,6 +142,7 @@ Result<int> Workload::wait() {
   }
   reaped_ = true;
   status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  signal_ = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
   return status_;
 }
 

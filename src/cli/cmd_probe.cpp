@@ -3,8 +3,12 @@
 #include <iostream>
 
 #include "command.h"
+#include "uprof/attach/stale_uprobes.h"
+#include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
+#include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/insn_class.h"
 #include "uprof/resolve/resolver.h"
 
 namespace po = boost::program_options;
@@ -15,10 +19,14 @@ int cmd_probe(int argc, char** argv) {
   po::options_description opts(
       "usage: uprof probe [--list] BIN [SPEC... | PATTERN]\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
-      "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n\n"
+      "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
+      "  uprof probe --vars BIN SPEC... each parameter's type and where it lives at the probe (DWARF)\n"
+      "  uprof probe --cleanup          remove the tracefs probes that killed uprofs left (record does it too)\n\n"
       "SPEC: FUNC | FUNC+0xOFF | BIN:FUNC | LIB:FUNC | BIN:0xOFF | 'glob*' | 'ns::Klass::method(int)'\n\n"
       "options");
   opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
+      "vars", "show the parameters and return value of each probed function, typed, and where they live")(
+      "cleanup", "remove the tracefs groups uprof_<pid> whose uprof is gone")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug); repeatable");
   po::options_description hidden;
@@ -38,6 +46,17 @@ int cmd_probe(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;
+  }
+  if (vm.count("cleanup")) {
+    if (vm.count("binary")) return usage_error("probe", "--cleanup takes no binary or spec");
+    auto dir = find_tracefs();
+    if (!dir) return fail(dir.error().message);
+    auto cleaned = remove_stale_uprof_probes(*dir);
+    if (!cleaned) return fail(cleaned.error().message);
+    for (const auto& line : describe_cleanup(*cleaned, *dir)) std::cout << line << "\n";
+    if (cleaned->removed_groups.empty() && cleaned->busy_events.empty())
+      std::cout << "no stale uprof probes in " << *dir << "/uprobe_events\n";
+    return cleaned->busy_events.empty() ? 0 : 1;
   }
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();
@@ -80,7 +99,25 @@ int cmd_probe(int argc, char** argv) {
     if (!probes) return fail(probes.error().message);
     all_probes.insert(all_probes.end(), probes->begin(), probes->end());
   }
-  std::cout << render_resolved(all_probes);
+  if (vm.count("vars")) {
+    TypedValueResolver dwarf;
+    for (const auto& p : all_probes) {
+      auto img = resolver.image(p.path);
+      if (!img) return fail(img.error().message);
+      auto params = dwarf.params(**img, p);
+      if (!params) return fail(params.error().message);
+      if (!*params) return fail("dwarf: " + p.path + ": no DWARF describes " + p.label() + " (install debug info)");
+      std::cout << render_vars(p, **params);
+    }
+    return 0;
+  }
+  // What the kernel will do with each probed instruction: what a hit costs.
+  std::vector<std::string> first_insn;
+  for (const auto& p : all_probes) {
+    auto info = classify_probe_site(p.path, p.arch, p.file_offset);
+    first_insn.push_back(info ? describe(*info) : "?");
+  }
+  std::cout << render_resolved(all_probes, first_insn);
   return 0;
 }
 

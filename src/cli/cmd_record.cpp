@@ -8,6 +8,8 @@
 #include <set>
 
 #include "command.h"
+#include "uprof/analyse/duration_format.h"
+#include "uprof/calibrate/probe_sites.h"
 #include "uprof/drain/recording_session.h"
 
 namespace po = boost::program_options;
@@ -68,8 +70,10 @@ int cmd_record(int argc, char** argv) {
       "       uprof record -e SPEC -p PID [--duration SEC]\n\n"
       "Runs CMD (or attaches to PID) with an entry and a return probe on every function the specs name,\n"
       "and writes every hit to a data file for 'uprof report'.\n\n"
-      "SPEC: FUNC[%return] [VALUE...], e.g. 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
-      "VALUE: %REG ($argN, $stackN, $retval, $comm; NAME=VALUE to name it)\n\n"
+      "SPEC: FUNC[%return] [VALUE...], e.g. 'add', 'add(a)', 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
+      "VALUE: a parameter's name, $params, $retval (typed by DWARF when there is debug info),\n"
+      "       %REG, $argN, $stackN, $comm; NAME=VALUE to name it. With no VALUE, every parameter and the\n"
+      "       return value DWARF describes are captured\n\n"
       "options");
   opts.add_options()("help,h", "show this help")(
       "event,e", po::value<std::vector<std::string>>()->composing(), "probe spec; repeatable")(
@@ -78,7 +82,7 @@ int cmd_record(int argc, char** argv) {
       "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
       "mmap-pages,m", po::value<std::size_t>()->default_value(256), "ring buffer pages per CPU (a power of two)")(
-      "entry-only", "no return probes")("return-only", "no entry probes")(
+      "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "backend", po::value<std::string>()->default_value("tracefs"),
       "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files");
@@ -104,6 +108,7 @@ int cmd_record(int argc, char** argv) {
   req.command = cmd;
   if (vm.count("pid")) {
     req.attach_pid = vm["pid"].as<int>();
+    if (req.attach_pid <= 0) return usage_error("record", "-p takes a process id greater than 0");
     if (!cmd.empty()) return usage_error("record", "give either -p PID or a command, not both");
   } else if (vm.count("all")) {
     req.system_wide = true;
@@ -119,15 +124,31 @@ int cmd_record(int argc, char** argv) {
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
   req.plan.entry_only = vm.count("entry-only") > 0;
   req.plan.return_only = vm.count("return-only") > 0;
+  req.capture_args = vm.count("no-args") == 0;
+  req.on_note = [](const std::string& note) { std::cerr << "uprof: " << note << "\n"; };
   std::string backend = vm["backend"].as<std::string>();
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
 
+  // One line before the run: what the kernel does at each probe (what a hit will cost),
+  // and the cost `uprof bench` measured for this kernel, which goes into the file.
+  req.on_planned = [](const std::vector<ProbeInfo>& probes) -> uint64_t {
+    auto sites = classify_probe_sites(probes, host_arch());
+    auto costs = load_cached_probe_costs();
+    uint64_t cost = costs ? probe_cost_for_sites(*costs, sites) : 0;
+    std::string line = render_probe_sites(sites);
+    if (cost) line += "; ~" + format_duration(cost) + " per call is the probes' ('uprof bench')";
+    if (!line.empty()) std::cerr << line << "\n";
+    return cost;
+  };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);
-  if (!rep) return fail(rep.error().message);
+  if (!rep) {
+    fail(rep.error().message);
+    return rep.error().exit_status;
+  }
   std::cerr << summary_line(*rep) << "\n";
   if (!rep->accounted())
     std::cerr << "uprof: WARNING: recorded " << rep->recorded_total() << " + lost " << rep->lost
@@ -138,6 +159,11 @@ int cmd_record(int argc, char** argv) {
   if (rep->missing_values)
     std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
   if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";
+  if (rep->term_signal) {
+    const char* abbrev = sigabbrev_np(rep->term_signal);
+    std::string sig = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(rep->term_signal);
+    std::cerr << "uprof: the workload was killed by " << sig << " (exit status " << rep->exit_status << ")\n";
+  }
   return rep->exit_status;
 }
 

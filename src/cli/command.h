@@ -26,5 +26,6 @@ int cmd_probe(int argc, char** argv);
 int cmd_record(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_script(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 }  // namespace uprof::cli

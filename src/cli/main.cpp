@@ -13,6 +13,7 @@ std::span<const Command> commands() {
       {"report", "per-function calls, latency percentiles and histograms, values", cmd_report},
       {"script", "every event in time order (text, JSON lines, or a Chrome/Perfetto timeline)", cmd_script},
       {"probe", "resolve probe specs to file offsets, or list a binary's functions", cmd_probe},
+      {"bench", "measure what a probe hit costs on this kernel, per class of first instruction", cmd_bench},
   };
   return kCommands;
 }

@@ -1,16 +1,20 @@
 #include "uprof/drain/recording_session.h"
+#include "uprof/resolve/typed_values.h"
 
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
+#include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/workload.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
@@ -43,6 +47,8 @@ std::string with_commas(uint64_t v) {
 // The program a spec without OBJECT refers to.
 Result<std::string> target_program(const RecordRequest& req) {
   if (req.attach_pid > 0) {
+    if (::kill(req.attach_pid, 0) != 0 && errno == ESRCH)
+      return err("record: -p ", req.attach_pid, ": no such process");
     std::error_code ec;
     auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(req.attach_pid) + "/exe", ec);
     if (ec) return err("record: process ", req.attach_pid, ": ", ec.message());
@@ -54,6 +60,8 @@ Result<std::string> target_program(const RecordRequest& req) {
   }
   return find_program(req.command.front());
 }
+
+constexpr uint32_t kNoProbe = UINT32_MAX;  // what Event::probe holds for "no probe"
 
 // Per event id: which probe, and how its samples are laid out.
 struct IdInfo {
@@ -98,6 +106,8 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
 
   // spec -> resolve -> plan
   Resolver resolver(req.resolve);
+  TypedValueResolver dwarf;
+  std::vector<std::string> notes;
   std::vector<ResolvedProbe> resolved;
   for (const auto& text : req.specs) {
     UPROF_ASSIGN(ProbeSpec spec, parse_probe_spec(text));
@@ -106,10 +116,15 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       if (p.arch != host_arch())
         return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
                    arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
+      UPROF_ASSIGN(const Image* img, resolver.image(p.path));
+      UPROF_TRY(apply_typed_values(dwarf, *img, p, req.capture_args, notes));
       resolved.push_back(std::move(p));
     }
   }
+  if (req.on_note)
+    for (const auto& n : notes) req.on_note(n);
   UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
+  uint64_t probe_cost_ns = req.on_planned ? req.on_planned(plan.probes) : 0;
   const ArchInfo& arch = arch_info(host_arch());
 
   std::vector<ProbeRequest> requests;
@@ -117,6 +132,18 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
     const auto& p = plan.probes[i];
     requests.push_back({.path = p.path, .offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
                         .content = plan.content[i], .probe_index = p.index, .ref_ctr_offset = 0});
+  }
+
+  // Before anything is started: where tracefs is (a user who is not root learns
+  // here that it needs root), and what a killed uprof left there.
+  std::string tracefs_dir;
+  if (req.backend == ProbeBackend::Tracefs) {
+    UPROF_ASSIGN(tracefs_dir, find_tracefs());
+    auto cleaned = remove_stale_uprof_probes(tracefs_dir);
+    if (req.on_note) {
+      if (!cleaned) req.on_note(cleaned.error().message);
+      else for (const auto& line : describe_cleanup(*cleaned, tracefs_dir)) req.on_note(line);
+    }
   }
 
   // The workload starts stopped; the events open on its pid with enable_on_exec.
@@ -130,6 +157,8 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   }
   EventSetOptions eo;
   eo.backend = req.backend;
+  eo.tracefs_dir = tracefs_dir;
+  eo.pmu_dir = req.pmu_dir.empty() ? uprobe_pmu_dir() : req.pmu_dir;
   bool launched = workload.has_value();
   eo.start = launched && !req.system_wide ? StartMode::OnExec : StartMode::Explicit;
   eo.ring_data_pages = req.ring_pages;
@@ -148,6 +177,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   meta.uprof_version = UPROF_VERSION;
   meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  meta.probe_cost_ns = probe_cost_ns;
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;
@@ -186,8 +216,9 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
     if (it == ids.end()) {
       const ProbeRequest* r = events.find_request(*id);
       const perf_event_attr* a = events.find_attr(*id);
-      if (!r || !a) return err("record: a record of unknown event id ", *id);
-      it = ids.emplace(*id, IdInfo{r->probe_index, sample_format(*a, arch)}).first;
+      if (!a || (!r && !events.is_side_band(*id))) return err("record: a record of unknown event id ", *id);
+      // The side band's records (task records, and LOST for them) belong to no probe.
+      it = ids.emplace(*id, IdInfo{r ? r->probe_index : kNoProbe, sample_format(*a, arch)}).first;
     }
     const IdInfo& info = it->second;
     Event e;
@@ -210,13 +241,14 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
         e.nvalues = 2;
       }
     } else if (h.type == PERF_RECORD_SAMPLE) {
+      if (info.probe == kNoProbe) return ok();  // the side band does not sample
       UPROF_ASSIGN(Sample s, decode_sample(rec, info.format));
       e.kind = EventKind::Sample;
       e.probe = info.probe;
       e.pid = s.pid;
       e.tid = s.tid;
       e.time = s.time;
-      rep.missing_values += extract_values(s, plan.probes[info.probe].values, e);
+      rep.missing_values += extract_values(s, plan.probes[info.probe].values, arch.sp_reg, e);
       rep.per_probe[info.probe].recorded++;
       rep.samples++;
       last_time = s.time;
@@ -226,7 +258,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
       e.probe = info.probe;
       e.lost = l.lost;
       e.time = l.sample_id ? l.sample_id->time : last_time;
-      rep.per_probe[info.probe].lost_records += l.lost;
+      if (info.probe < rep.per_probe.size()) rep.per_probe[info.probe].lost_records += l.lost;
     }
     order.push(ring, std::move(e));
     return ok();
@@ -247,10 +279,18 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
 
   if (eo.start == StartMode::Explicit) UPROF_TRY(events.enable());
   if (workload) UPROF_TRY(workload->start());
+  // A failed write of the data file (disk full, I/O error) ends the recording;
+  // the file keeps every whole section written before, and the error says so.
+  auto write_failure = [&](Error e) {
+    if (writer.failed())
+      e.message += std::string("; recording stopped") + (workload && !workload->exited() ? " (the workload was killed)" : "") +
+                   "; what was written before is readable: uprof report " + req.output;
+    return e;
+  };
   auto loop = run_drain_loop(events.rings(), sc, on_record, [&] { return events.disable(); }, dopts);
-  if (!loop) return std::move(loop).take_error();
+  if (!loop) return write_failure(std::move(loop).take_error());
   rep.stop_reason = std::string(to_string(loop->reason));
-  UPROF_TRY(order.flush_all(write));
+  if (auto st = order.flush_all(write); !st) return write_failure(std::move(st).take_error());
   rep.late = order.late();
 
   UPROF_ASSIGN(auto counts, events.counts());
@@ -265,6 +305,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
     // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.
     UPROF_ASSIGN(int st, workload->wait());
     rep.exit_status = st;
+    rep.term_signal = workload->term_signal();
   }
   Trailer t;
   t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
@@ -272,7 +313,7 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   t.lost = rep.lost;
   t.exit_status = workload ? rep.exit_status : -1;
   for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.kernel});
-  UPROF_TRY(writer.finish(t));
+  if (auto st = writer.finish(t); !st) return write_failure(std::move(st).take_error());
   rep.bytes = writer.bytes_written();
   return rep;
 }

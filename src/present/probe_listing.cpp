@@ -1,5 +1,7 @@
 #include "uprof/present/probe_listing.h"
 
+#include <cstdio>
+
 #include <fnmatch.h>
 
 #include "uprof/present/text_table.h"
@@ -31,11 +33,75 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
   return {t.render(), hits.size()};
 }
 
-std::string render_resolved(const std::vector<ResolvedProbe>& probes) {
-  TextTable t({{"SPEC"}, {"PROBE"}, {"FILE"}, {"OFFSET", Align::Right}, {"ADDRESS", Align::Right}, {"BUILD-ID"}});
-  for (const auto& p : probes)
-    t.add_row({p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr), p.build_id.empty() ? "-" : p.build_id});
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn) {
+  std::vector<TextTable::Column> cols{{"SPEC"}, {"PROBE"}, {"FILE"}, {"OFFSET", Align::Right}, {"ADDRESS", Align::Right},
+                                      {"BUILD-ID"}};
+  bool with_insn = first_insn.size() == probes.size() && !probes.empty();
+  if (with_insn) cols.push_back({"FIRST-INSN"});
+  TextTable t(std::move(cols));
+  for (std::size_t i = 0; i < probes.size(); i++) {
+    const auto& p = probes[i];
+    std::vector<std::string> row{p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr),
+                                 p.build_id.empty() ? "-" : p.build_id};
+    if (with_insn) row.push_back(first_insn[i]);
+    t.add_row(std::move(row));
+  }
   return t.render();
+}
+
+std::string describe_location(Arch arch, const std::vector<LocationPiece>& pieces) {
+  const ArchInfo& a = arch_info(arch);
+  auto reg = [&](uint16_t idx) {
+    const RegInfo* r = find_reg_by_perf_index(a, idx);
+    return "%" + std::string(r ? r->name : "?");
+  };
+  auto offset = [](int64_t off) { return off ? (off > 0 ? "+" : "") + std::to_string(off) : std::string(); };
+  std::string s;
+  for (const auto& p : pieces) {
+    std::string one;
+    switch (p.where) {
+      case LocationPiece::Where::Register:
+        one = p.deref ? "[" + reg(p.perf_reg) + offset(p.deref_offset) + "]" : reg(p.perf_reg);
+        break;
+      case LocationPiece::Where::Stack:
+        one = "[sp" + offset(p.stack_offset) + "]";
+        if (p.deref) one = "[" + one + offset(p.deref_offset) + "]";
+        break;
+      case LocationPiece::Where::Constant:
+        one = "= " + std::to_string(p.constant) + " (constant)";
+        break;
+    }
+    s += (s.empty() ? "" : ":") + one;
+  }
+  if (pieces.size() == 1 && pieces[0].where != LocationPiece::Where::Constant && pieces[0].size != 8)
+    s += " (" + std::to_string(pieces[0].size) + " bytes)";
+  return s;
+}
+
+std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params) {
+  std::string out = probe.label() + (probe.offset_in_function ? "" : " at entry") + " (" + probe.path +
+                    ", file offset 0x";
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(probe.file_offset));
+  out += std::string(buf) + "):\n";
+  std::size_t width = 8;
+  for (const auto& p : params.params) width = std::max(width, p.type.name.size() + 1 + p.name.size());
+  width = std::max(width, params.return_type.name.size() + 8);
+  auto line = [&](const std::string& left, const std::string& where) {
+    out += "  " + left + std::string(width + 2 - std::min(width + 1, left.size()), ' ') + where + "\n";
+  };
+  for (const auto& p : params.params)
+    line(p.type.name + " " + p.name,
+         p.available ? describe_location(probe.arch, p.pieces) : "<unavailable: " + p.reason + ">");
+  if (!(params.return_type.kind == ValueType::Kind::Unknown && params.return_type.name == "void"))
+    line("returns " + params.return_type.name,
+         params.return_value.empty() ? "<not in a sample: " +
+                                           std::string(params.return_type.kind == ValueType::Kind::Float
+                                                           ? "a floating-point register"
+                                                           : "memory the caller chose") + ">"
+                                     : describe_location(probe.arch, params.return_value) + " at the return");
+  if (params.clone) out += "  (a compiler clone: its parameters may differ from the source's)\n";
+  return out;
 }
 
 }  // namespace uprof

@@ -61,6 +61,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     w.field("exit_status", static_cast<int64_t>(m.trailer->exit_status));
   }
   w.field("probe_cost_ns", m.meta.probe_cost_ns);
+  w.field("compensated_ns", m.options.compensate_ns);
   w.key("problems");
   w.begin_array();
   for (const auto& p : m.problems) w.value(p);
@@ -130,6 +131,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
       const ValueStats& vs = g.values[v];
       const ValueSpec& spec = f.values[v];
+      if (!has_value_stats(spec)) continue;
       w.begin_object();
       w.field("name", spec.name);
       w.field("return", v >= f.return_values_at);
@@ -163,7 +165,10 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
 
 std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) {
   std::ostringstream os;
-  os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched\n";
+  // --compensate adds a column, so that a compensated table cannot pass for a raw one.
+  bool comp = m.options.compensate_ns > 0;
+  os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched"
+     << (comp ? ",compensated_ns" : "") << "\n";
   for (std::size_t i : sorted_groups(m, o.sort)) {
     const GroupStats& g = m.groups[i];
     const FunctionInfo& f = m.functions.functions[g.function];
@@ -176,7 +181,9 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
     } else {
       os << ",,,,,,,,";
     }
-    os << "," << g.unmatched_total() << "\n";
+    os << "," << g.unmatched_total();
+    if (comp) os << "," << m.options.compensate_ns;
+    os << "\n";
   }
   return os.str();
 }

@@ -1,5 +1,7 @@
 #include "uprof/present/report_text.h"
 
+#include "uprof/present/value_text.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <ctime>
@@ -58,10 +60,10 @@ Result<SortKey> parse_sort_key(std::string_view s) {
   return err("report: --sort takes calls, total, mean, p99, max or name, not '", s, "'");
 }
 
-std::string format_value(uint64_t v, const ValueSpec& spec) {
-  if (spec.hex) return hex(v);
-  if (spec.is_signed) return std::to_string(static_cast<int64_t>(v));
-  return std::to_string(v);
+std::string format_value(uint64_t v, const ValueSpec& spec) { return format_scalar(v, spec); }
+
+bool has_value_stats(const ValueSpec& spec) {
+  return !spec.continues && spec.kind != ValueKind::Struct && spec.source != ValueSource::Unavailable;
 }
 
 std::string group_label(const ReportModel& m, const GroupStats& g) {
@@ -138,6 +140,9 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
   }
   os << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
+  if (m.options.compensate_ns)
+    os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
+       << " (the probes' own cost per call, from 'uprof bench') taken off every duration, at least 0\n";
   if (m.filtered_out) os << "filtered: " << commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
@@ -181,7 +186,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
       section("  " + commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
     if (m.meta.probe_cost_ns && g.latency.count() && g.latency.percentile(50) < 10 * m.meta.probe_cost_ns)
       section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
-              format_duration(m.meta.probe_cost_ns) + " per hit): the probe dominates what is measured");
+              format_duration(m.meta.probe_cost_ns) + " per call): the probe dominates what is measured");
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");
@@ -195,8 +200,8 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     if (o.values) {
       for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
         const ValueStats& vs = g.values[v];
-        if (!vs.count) continue;
         const ValueSpec& spec = f.values[v];
+        if (!vs.count || !has_value_stats(spec)) continue;
         std::string line = "  " + spec.name + ": min " + format_value(vs.min, spec) + ", max " +
                            format_value(vs.max, spec);
         // Only values the sketch can vouch for: seen at least twice for sure.

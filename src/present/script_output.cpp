@@ -11,6 +11,7 @@
 #include "uprof/analyse/pairing.h"
 #include "uprof/present/json_writer.h"
 #include "uprof/present/report_text.h"
+#include "uprof/present/value_text.h"
 
 namespace uprof {
 namespace {
@@ -29,12 +30,14 @@ struct Capture final : PairingSink {
   std::vector<Unmatched> unmatched;
   std::unordered_map<uint64_t, std::string> comms;  // (pid << 32 | tid) -> name
   std::vector<uint64_t> call_values;                // copies: spans die with the callback
+  std::size_t call_entry_count = 0;                 // call_values[0, n) are the entry's
   std::vector<std::vector<uint64_t>> unmatched_values;
 
   static uint64_t key(uint32_t pid, uint32_t tid) { return (uint64_t{pid} << 32) | tid; }
   void on_call(const Call& c) override {
     call = c;
     call_values.assign(c.entry_values.begin(), c.entry_values.end());
+    call_entry_count = c.entry_values.size();
     call_values.insert(call_values.end(), c.return_values.begin(), c.return_values.end());
   }
   void on_unmatched(const Unmatched& u) override {
@@ -55,21 +58,53 @@ struct Capture final : PairingSink {
   }
 };
 
-std::string values_text(const ProbeInfo& p, const Event& e) {
-  std::string s;
-  for (std::size_t i = 0; i < p.values.size() && i < e.nvalues; i++)
-    s += (i ? ", " : "") + p.values[i].name + "=" + format_value(normalize_value(e.values[i], p.values[i]), p.values[i]);
-  return s;
+// The return side of a call line: " = 11", or " = {x=5, y=2}", then any other
+// values the return probe captured.
+std::string return_text(std::span<const ValueSpec> specs, std::span<const uint64_t> vals, uint32_t missing) {
+  std::string ret, others;
+  for (std::size_t i = 0; i < specs.size();) {
+    ValueText v = value_text(specs, vals, missing, i);
+    if (v.name == "$retval" && ret.empty()) ret = " = " + v.text;
+    else others += (others.empty() ? "" : ", ") + v.name + "=" + v.text;
+    i += v.slots;
+  }
+  return ret + (others.empty() ? "" : "  {" + others + "}");
 }
 
-void values_json(JsonWriter& w, const std::vector<ValueSpec>& specs, std::span<const uint64_t> vals) {
-  w.begin_object();
-  for (std::size_t i = 0; i < specs.size() && i < vals.size(); i++) {
-    w.key(specs[i].name);
-    uint64_t v = normalize_value(vals[i], specs[i]);
-    if (specs[i].is_signed) w.value(static_cast<int64_t>(v));
-    else w.value(v);
+// One value as JSON: numbers for integers, true/false, enumerator names,
+// objects for structs, null for what is not known.
+void value_json(JsonWriter& w, std::span<const ValueSpec> specs, std::span<const uint64_t> vals, uint32_t missing,
+                std::size_t i) {
+  const ValueSpec& s = specs[i];
+  const bool known = i < vals.size() && (i >= 32 || !(missing >> i & 1)) && s.source != ValueSource::Unavailable;
+  if (!known) {
+    w.null();
+    return;
   }
+  const uint64_t v = normalize_value(vals[i], s);
+  switch (s.kind) {
+    case ValueKind::Bool: w.value(v != 0); return;
+    case ValueKind::Enum:
+    case ValueKind::Char:
+    case ValueKind::Float:
+    case ValueKind::Struct: w.value(value_text(specs, vals, missing, i).text); return;
+    default:
+      if (s.is_signed) w.value(static_cast<int64_t>(v));
+      else w.value(v);
+  }
+}
+
+void values_members(JsonWriter& w, std::span<const ValueSpec> specs, std::span<const uint64_t> vals, uint32_t missing) {
+  for (std::size_t i = 0; i < specs.size() && i < vals.size();) {
+    w.key(specs[i].name);
+    value_json(w, specs, vals, missing, i);
+    i += value_text(specs, vals, missing, i).slots;
+  }
+}
+
+void values_json(JsonWriter& w, std::span<const ValueSpec> specs, std::span<const uint64_t> vals, uint32_t missing) {
+  w.begin_object();
+  values_members(w, specs, vals, missing);
   w.end_object();
 }
 
@@ -129,6 +164,23 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
       chrome_event(w);
     }
   };
+  auto thread_prefix = [&](uint64_t t, uint32_t pid, uint32_t tid) {
+    return seconds(t, start) + "  " + cap.comm(pid, tid) + " " + std::to_string(pid) + "/" + std::to_string(tid) + "  ";
+  };
+  // Calls that never returned, as the pairer gives up on them: with their arguments.
+  auto text_unmatched = [&] {
+    for (std::size_t k = 0; k < cap.unmatched.size(); k++) {
+      const Unmatched& u = cap.unmatched[k];
+      const FunctionInfo& fi = functions.functions[u.function];
+      if (u.reason == UnmatchedReason::ReturnWithoutEntry || !admitted(u.pid, u.tid, u.time, fi.name)) continue;
+      const ProbeInfo& p = probes[u.probe];
+      out << thread_prefix(u.time, u.pid, u.tid) << fi.name << "("
+          << values_list(p.values, cap.unmatched_values[k], u.missing, 0, p.values.size()) << ")  <no return: "
+          << to_string(u.reason) << ">\n";
+    }
+    cap.unmatched.clear();
+    cap.unmatched_values.clear();
+  };
   if (chrome) out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   std::unordered_map<uint64_t, std::string> named_tracks;
 
@@ -173,7 +225,13 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
           w.field("pid", c.pid);
           w.field("tid", c.tid);
           w.key("args");
-          values_json(w, fi.values, cap.call_values);
+          std::span<const ValueSpec> specs(fi.values);
+          std::span<const uint64_t> vals(cap.call_values);
+          // The arguments and the return value side by side, as one object.
+          w.begin_object();
+          values_members(w, specs.first(fi.return_values_at), vals.first(cap.call_entry_count), c.entry_missing);
+          values_members(w, specs.subspan(fi.return_values_at), vals.subspan(cap.call_entry_count), c.return_missing);
+          w.end_object();
           w.end_object();
           chrome_event(w);
         }
@@ -195,23 +253,37 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
       continue;
     }
 
+    if (opts.format == ScriptFormat::Text) text_unmatched();
     if (e.kind == EventKind::Sample) {
       const ProbeInfo& p = probes[e.probe];
-      const std::string& fname = functions.functions[functions.function_of_probe[e.probe]].name;
-      if (!admitted(e.pid, e.tid, e.time, fname)) continue;
+      const FunctionInfo& fi = functions.functions[functions.function_of_probe[e.probe]];
+      const std::string& fname = fi.name;
       bool is_ret = p.kind == ProbeKind::Return;
+      std::span<const uint64_t> vals(e.values.data(), e.nvalues);
       if (opts.format == ScriptFormat::Text) {
-        std::string line = seconds(e.time, start) + "  " + cap.comm(e.pid, e.tid) + " " + std::to_string(e.pid) +
-                           "/" + std::to_string(e.tid) + "  ";
-        std::string vals = values_text(p, e);
-        if (is_ret) {
-          line += fname + "%return" + (vals.empty() ? "" : " " + vals);
-          if (cap.call) line += "  [" + format_duration(cap.call->duration) + "]";
+        // A paired function prints one line per call, when it returns:
+        // `add(a=1, b=10) = 11  [1.2 us]`, stamped with the entry's time.
+        if (!is_ret && fi.paired()) continue;
+        uint64_t t = is_ret && cap.call ? cap.call->entry_time : e.time;
+        if (!admitted(e.pid, e.tid, t, fname)) continue;
+        std::string line = thread_prefix(t, e.pid, e.tid);
+        if (is_ret && cap.call) {
+          const Call& c = *cap.call;
+          std::span<const ValueSpec> specs(fi.values);
+          std::span<const uint64_t> cv(cap.call_values);
+          line += fname + "(" + values_list(specs.first(fi.return_values_at), cv.first(cap.call_entry_count),
+                                             c.entry_missing, 0, fi.return_values_at) + ")" +
+                  return_text(specs.subspan(fi.return_values_at), cv.subspan(cap.call_entry_count), c.return_missing) +
+                  "  [" +
+                  format_duration(c.duration) + "]";
+        } else if (is_ret) {
+          line += fname + "%return" + return_text(p.values, vals, e.missing);
         } else {
-          line += fname + "(" + vals + ")";
+          line += fname + "(" + values_list(p.values, vals, e.missing, 0, p.values.size()) + ")";
         }
         out << line << "\n";
       } else {
+        if (!admitted(e.pid, e.tid, e.time, fname)) continue;
         JsonWriter w;
         w.begin_object();
         w.field("time_ns", e.time);
@@ -222,7 +294,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
         w.field("event", is_ret ? "return" : "entry");
         w.field("function", fname);
         w.key("values");
-        values_json(w, p.values, std::span<const uint64_t>(e.values.data(), e.nvalues));
+        values_json(w, p.values, vals, e.missing);
         if (is_ret && cap.call) w.field("duration_ns", cap.call->duration);
         w.end_object();
         out << w.str() << "\n";
@@ -233,6 +305,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
     }
   }
   pairer.finish(cap);
+  if (opts.format == ScriptFormat::Text) text_unmatched();
   if (chrome) {
     chrome_unmatched();
     out << "\n]}\n";

@@ -205,6 +205,27 @@ bool nontrivial_for_calls(Dwarf_Die* cls, int depth) {
   return false;
 }
 
+// The direct members of a struct a person would want printed by value: `x`
+// and `y` of `struct pair`. Bit-fields, arrays and nested aggregates are left out.
+std::vector<ValueType::Member> scalar_members(Dwarf_Die* st) {
+  std::vector<ValueType::Member> out;
+  Dwarf_Die c, m;
+  for (int r = dwarf_child(st, &c); r == 0; r = dwarf_siblingof(&c, &c)) {
+    if (dwarf_tag(&c) != DW_TAG_member || dwarf_hasattr(&c, DW_AT_declaration) || dwarf_hasattr(&c, DW_AT_external) ||
+        dwarf_hasattr(&c, DW_AT_bit_size) || !type_of(&c, &m) || dwarf_peel_type(&m, &m) != 0)
+      continue;
+    auto kind = kind_of(&m);
+    uint64_t size = byte_size(&m, kind == ValueType::Kind::Pointer ? 8 : 0);
+    if (kind == ValueType::Kind::Struct || kind == ValueType::Kind::Unknown || kind == ValueType::Kind::Float ||
+        (size != 1 && size != 2 && size != 4 && size != 8))
+      continue;
+    const char* name = dwarf_diename(&c);
+    out.push_back({.name = name ? name : "?", .offset = static_cast<uint32_t>(udata(&c, DW_AT_data_member_location, 0)),
+                   .size = static_cast<uint32_t>(size), .kind = kind});
+  }
+  return out;
+}
+
 AbiValue read_abi_value(Dwarf_Die* type, const std::string& name, bool cplusplus) {
   AbiValue v;
   v.type.name = name;
@@ -216,6 +237,7 @@ AbiValue read_abi_value(Dwarf_Die* type, const std::string& name, bool cplusplus
   v.type.kind = kind_of(&t);
   v.type.size = static_cast<uint32_t>(byte_size(&t, v.type.kind == ValueType::Kind::Pointer ? 8 : 0));
   if (v.type.kind == ValueType::Kind::Enum) v.type.enumerators = enumerators(&t);
+  if (v.type.kind == ValueType::Kind::Struct) v.type.members = scalar_members(&t);
   Leaves l;
   walk_leaves(&t, 0, l, 0);
   v.shape.align = static_cast<uint32_t>(std::min<uint64_t>(l.align, 64));

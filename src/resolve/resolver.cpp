@@ -146,11 +146,23 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, cons
 
   const auto& ref = std::get<FunctionRef>(spec.what);
   std::vector<const Function*> hits;
+  std::vector<std::string> call_names;
   if (ref.is_glob) {
     hits = img->functions.find_glob(ref.name);
   } else {
     hits = img->functions.find_exact(ref.name, ref.version, ref.default_version_only);
     if (hits.empty() && !ref.version) hits = img->functions.find_cxx(ref.name);
+    // "add(a, b)": not a C++ parameter list, so the parameters to capture.
+    if (hits.empty()) {
+      if (auto call = parse_call_args(ref.name)) {
+        hits = img->functions.find_exact(call->function, ref.version, ref.default_version_only);
+        if (hits.empty() && !ref.version) hits = img->functions.find_cxx(call->function);
+        if (!hits.empty()) {
+          call_names = call->names;
+          if (call_names.empty()) call_names.push_back("$retval");  // "add()": the return value only
+        }
+      }
+    }
   }
   if (hits.empty()) return no_symbol(*img, ref);
   if (!ref.is_glob && hits.size() > 1) return ambiguous(*img, spec, hits);
@@ -182,6 +194,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, cons
     p.offset_in_function = off;
     p.vaddr = vaddr;
     p.file_offset = *foff;
+    p.values.insert(p.values.begin(), call_names.begin(), call_names.end());
     out.push_back(std::move(p));
   }
   if (out.empty())

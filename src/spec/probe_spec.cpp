@@ -129,4 +129,28 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   return spec;
 }
 
+std::optional<CallArgs> parse_call_args(std::string_view name) {
+  auto open = name.find('(');
+  if (open == std::string_view::npos || open == 0 || name.back() != ')') return std::nullopt;
+  CallArgs c;
+  c.function = std::string(name.substr(0, open));
+  std::string_view inner = name.substr(open + 1, name.size() - open - 2);
+  std::size_t i = 0;
+  while (i < inner.size()) {
+    while (i < inner.size() && (is_space(inner[i]) || inner[i] == ',')) i++;
+    std::size_t j = i;
+    while (j < inner.size() && (std::isalnum(static_cast<unsigned char>(inner[j])) || inner[j] == '_')) j++;
+    if (j == i) {
+      if (i < inner.size()) return std::nullopt;  // not an identifier: "*", "<", "::", ...
+      break;
+    }
+    if (std::isdigit(static_cast<unsigned char>(inner[i]))) return std::nullopt;
+    c.names.emplace_back(inner.substr(i, j - i));
+    i = j;
+    while (i < inner.size() && is_space(inner[i])) i++;
+    if (i < inner.size() && inner[i] != ',') return std::nullopt;  // "unsigned int": two words
+  }
+  return c;
+}
+
 }  // namespace uprof

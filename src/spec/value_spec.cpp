@@ -96,11 +96,21 @@ Result<std::optional<ParsedValue>> parse_untyped(std::string_view token, std::st
 SampleNeeds sample_needs(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
   SampleNeeds n;
   for (const auto& v : values) {
-    if (v.source == ValueSource::Stack) {
-      n.stack_bytes = std::max<uint32_t>(n.stack_bytes, static_cast<uint32_t>(v.stack_offset) + v.size);
-    } else {
-      n.regs_mask |= uint64_t{1} << v.reg;
+    switch (v.source) {
+      case ValueSource::Constant:
+      case ValueSource::Unavailable:
+        break;
+      case ValueSource::Stack:
+        n.stack_bytes = std::max<uint32_t>(n.stack_bytes, static_cast<uint32_t>(v.stack_offset) + (v.deref ? 8 : v.size));
+        break;
+      case ValueSource::Register:
+      case ValueSource::ReturnValue:
+        n.regs_mask |= uint64_t{1} << v.reg;
+        break;
     }
+    // A value behind an address is read from the stack copy: how far above sp
+    // it lies is known only at run time, so a fixed window is copied.
+    if (v.deref) n.stack_bytes = std::max(n.stack_bytes, kDerefStackBytes);
   }
   // A stack value is read relative to the stack pointer the sample carries.
   if (n.stack_bytes) {

@@ -1,5 +1,7 @@
 // Encoders and decoders of the data file's META, PROBES and TRAILER payloads.
+#include <algorithm>
 #include <charconv>
+#include <climits>
 
 #include "uprof/store/data_file.h"
 #include "uprof/store/varint.h"
@@ -56,6 +58,84 @@ Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
   return m;
 }
 
+namespace {
+
+// The typed part of a value spec (flag 4), format 1.1:
+//   u8 kind, string type, u8 flags (1 deref, 2 continues), z deref_offset, z constant,
+//   string reason, v total_size, v nenum x (z value, string name),
+//   v nmembers x (string name, v offset, u8 size, u8 kind, u8 signed)
+void encode_typed(std::string& out, const ValueSpec& v) {
+  out.push_back(static_cast<char>(v.kind));
+  put_string(out, v.type);
+  out.push_back(static_cast<char>((v.deref ? 1 : 0) | (v.continues ? 2 : 0)));
+  put_varint(out, zigzag(v.deref_offset));
+  put_varint(out, zigzag(v.constant));
+  put_string(out, v.reason);
+  put_varint(out, v.total_size);
+  put_varint(out, v.enumerators.size());
+  for (const auto& [value, name] : v.enumerators) {
+    put_varint(out, zigzag(value));
+    put_string(out, name);
+  }
+  put_varint(out, v.members.size());
+  for (const auto& m : v.members) {
+    put_string(out, m.name);
+    put_varint(out, m.offset);
+    out.push_back(static_cast<char>(m.size));
+    out.push_back(static_cast<char>(m.kind));
+    out.push_back(static_cast<char>(m.is_signed ? 1 : 0));
+  }
+}
+
+Status decode_typed(ByteReader& r, ValueSpec& v) {
+  auto kind = r.read<uint8_t>();
+  auto type = get_string(r, 4096);
+  auto flags = r.read<uint8_t>();
+  auto doff = get_varint(r), cst = get_varint(r);
+  auto reason = get_string(r, 4096);
+  auto total = get_varint(r);
+  auto nenum = get_varint(r);
+  if (!kind || !type || !flags || !doff || !cst || !reason || !total || !nenum)
+    return bad("PROBES", r, "truncated typed value");
+  if (*kind > static_cast<uint8_t>(ValueKind::Float)) return bad("PROBES", r, "bad value kind");
+  // Each enumerator takes at least 2 bytes: a count beyond that cannot be real.
+  if (*nenum > r.remaining() / 2) return bad("PROBES", r, "bad enumerator count");
+  v.kind = static_cast<ValueKind>(*kind);
+  v.type = std::move(*type);
+  v.deref = (*flags & 1) != 0;
+  v.continues = (*flags & 2) != 0;
+  v.deref_offset = static_cast<int32_t>(unzigzag(*doff));
+  v.constant = unzigzag(*cst);
+  v.reason = std::move(*reason);
+  v.total_size = static_cast<uint32_t>(std::min<uint64_t>(*total, UINT32_MAX));
+  for (uint64_t i = 0; i < *nenum; i++) {
+    auto value = get_varint(r);
+    auto name = get_string(r, 4096);
+    if (!value || !name) return bad("PROBES", r, "truncated enumerator");
+    v.enumerators.emplace_back(unzigzag(*value), std::move(*name));
+  }
+  auto nmem = get_varint(r);
+  if (!nmem || *nmem > r.remaining() / 5) return bad("PROBES", r, "bad member count");
+  for (uint64_t i = 0; i < *nmem; i++) {
+    StructMember m;
+    auto name = get_string(r, 4096);
+    auto off = get_varint(r);
+    auto size = r.read<uint8_t>(), mkind = r.read<uint8_t>(), sign = r.read<uint8_t>();
+    if (!name || !off || !size || !mkind || !sign) return bad("PROBES", r, "truncated struct member");
+    if (*mkind > static_cast<uint8_t>(ValueKind::Float) || *size == 0 || *size > 8 || *off > UINT32_MAX)
+      return bad("PROBES", r, "bad struct member");
+    m.name = std::move(*name);
+    m.offset = static_cast<uint32_t>(*off);
+    m.size = *size;
+    m.kind = static_cast<ValueKind>(*mkind);
+    m.is_signed = *sign != 0;
+    v.members.push_back(std::move(m));
+  }
+  return ok();
+}
+
+}  // namespace
+
 std::string encode_probes(const std::vector<ProbeInfo>& probes) {
   std::string out;
   put_varint(out, probes.size());
@@ -77,7 +157,9 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
       put_varint(out, v.reg);
       put_varint(out, zigzag(v.stack_offset));
       out.push_back(static_cast<char>(v.size));
-      out.push_back(static_cast<char>((v.is_signed ? 1 : 0) | (v.hex ? 2 : 0)));
+      const bool typed = v.typed();
+      out.push_back(static_cast<char>((v.is_signed ? 1 : 0) | (v.hex ? 2 : 0) | (typed ? 4 : 0)));
+      if (typed) encode_typed(out, v);
     }
   }
   return out;
@@ -115,7 +197,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
       auto size = r.read<uint8_t>();
       auto sign = r.read<uint8_t>();
       if (!name || !src || !reg || !so || !size || !sign) return bad("PROBES", r, "truncated value spec");
-      if (*src < 1 || *src > 3) return bad("PROBES", r, "bad value source");
+      if (*src < 1 || *src > 5) return bad("PROBES", r, "bad value source");
       if (*size == 0 || *size > 8) return bad("PROBES", r, "bad value size");
       v.name = std::move(*name);
       v.source = static_cast<ValueSource>(*src);
@@ -124,6 +206,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
       v.size = *size;
       v.is_signed = (*sign & 1) != 0;
       v.hex = (*sign & 2) != 0;
+      if (*sign & 4) UPROF_TRY(decode_typed(r, v));
       p.values.push_back(std::move(v));
     }
     out.push_back(std::move(p));

@@ -173,10 +173,17 @@ bool DataFileReader::decode_event(Event& e) {
   e.comm.clear();
   e.pid = e.tid = 0;
   e.probe = 0;
+  e.missing = 0;
   switch (*kind) {
+    case kPartialSampleKind:
     case static_cast<uint8_t>(EventKind::Sample): {
       auto probe = get_varint(cur_), tid = get_varint(cur_), dp = get_varint(cur_);
       if (!probe || !tid || !dp) return fail("truncated sample");
+      if (*kind == kPartialSampleKind) {
+        auto m = get_varint(cur_);
+        if (!m) return fail("truncated sample");
+        e.missing = static_cast<uint32_t>(*m);
+      }
       if (*probe >= probes_.size()) return fail("sample of an unknown probe");
       e.kind = EventKind::Sample;
       e.probe = static_cast<uint32_t>(*probe);

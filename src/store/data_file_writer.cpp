@@ -56,7 +56,15 @@ Status DataFileWriter::write_section(SectionKind kind, const std::string& payloa
     ssize_t n = ::write(fd_.get(), all.data() + done, all.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      int e = n < 0 ? errno : 0;
       failed_ = true;
+      // Drop the partial section, so that the file ends at its last whole one
+      // (not possible on a device such as /dev/full; the reader copes either way).
+      if (done > 0) {
+        int truncated = ::ftruncate(fd_.get(), static_cast<off_t>(bytes_));
+        (void)truncated;
+      }
+      errno = e;
       return err("store: ", path_, ": write failed at byte ", bytes_ + done, ": ",
                  n < 0 ? std::strerror(errno) : "no progress");
     }
@@ -71,7 +79,8 @@ Status DataFileWriter::add(const Event& e) {
     block_base_ = e.time;
     last_time_ = e.time;
   }
-  block_.push_back(static_cast<char>(e.kind));
+  const bool partial = e.kind == EventKind::Sample && e.missing;
+  block_.push_back(static_cast<char>(partial ? kPartialSampleKind : static_cast<uint8_t>(e.kind)));
   put_varint(block_, zigzag(static_cast<int64_t>(e.time - last_time_)));
   last_time_ = e.time;
   switch (e.kind) {
@@ -79,6 +88,7 @@ Status DataFileWriter::add(const Event& e) {
       put_varint(block_, e.probe);
       put_varint(block_, e.tid);
       put_varint(block_, zigzag(static_cast<int64_t>(e.pid) - static_cast<int64_t>(e.tid)));
+      if (partial) put_varint(block_, e.missing);
       uint8_t n = e.probe < nvalues_.size() ? nvalues_[e.probe] : 0;
       for (uint8_t i = 0; i < n; i++) put_varint(block_, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
       break;

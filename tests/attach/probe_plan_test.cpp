@@ -83,5 +83,33 @@ TEST(ProbePlan, Arm64Registers) {
   EXPECT_EQ(plan->content[1].regs_mask, 1u);
 }
 
+// On a return-only spec the registers named are read at the return: arm64's
+// `add%return %lr $retval` (lr then holds the return trampoline's address).
+TEST(ProbePlan, ReturnSpecReadsItsRegistersAtTheReturn) {
+  ResolvedProbe r = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
+  r.is_return = true;
+  auto plan = plan_probes({r}, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 1u);
+  EXPECT_EQ(plan->probes[0].kind, ProbeKind::Return);
+  ASSERT_EQ(plan->probes[0].values.size(), 2u);
+  EXPECT_EQ(plan->probes[0].values[0].name, "%lr");
+  EXPECT_EQ(plan->content[0].regs_mask, (uint64_t{1} << 30) | 1u);
+}
+
+// Two specs on one function: one probe per kind, carrying the values of both.
+TEST(ProbePlan, SameProbeFromTwoSpecsMergesValues) {
+  ResolvedProbe ret = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
+  ret.is_return = true;
+  auto plan = plan_probes({fn("add %x0", {"%x0"}, Arch::Arm64), ret}, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 2u);
+  ASSERT_EQ(plan->probes[0].values.size(), 1u);
+  EXPECT_EQ(plan->probes[0].values[0].name, "%x0");
+  ASSERT_EQ(plan->probes[1].values.size(), 2u);
+  EXPECT_EQ(plan->probes[1].values[0].name, "%lr");
+  EXPECT_EQ(plan->content[1].regs_mask, (uint64_t{1} << 30) | 1u);
+}
+
 }  // namespace
 }  // namespace uprof

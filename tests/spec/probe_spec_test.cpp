@@ -131,3 +131,28 @@ TEST(ProbeSpec, NumberParsing) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// "add(a, b)": a function and the parameters to capture by name; a C++
+// parameter list of types is left to the resolver, which tries it first.
+TEST(CallArgs, NamesInParentheses) {
+  auto c = parse_call_args("add(a, b)");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->function, "add");
+  EXPECT_EQ(c->names, (std::vector<std::string>{"a", "b"}));
+  auto none = parse_call_args("add()");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->names.empty());
+  EXPECT_EQ(parse_call_args("ns::f(x)")->function, "ns::f");
+  EXPECT_FALSE(parse_call_args("add"));
+  EXPECT_FALSE(parse_call_args("f(char*)"));
+  EXPECT_FALSE(parse_call_args("f(unsigned int)"));
+  EXPECT_FALSE(parse_call_args("f(std::string)"));
+  EXPECT_FALSE(parse_call_args("f(1)"));
+  EXPECT_FALSE(parse_call_args("(a)"));
+}
+
+}  // namespace
+}  // namespace uprof

@@ -276,5 +276,73 @@ TEST(DataFile, WriteErrorIsReportedAndEarlierDataStaysReadable) {
   EXPECT_NE(w.error().message.find("No space left on device"), std::string::npos) << w.error().message;
 }
 
+// Typed DWARF values (format 1.1) keep every field through the PROBES section:
+// an enum, a struct over two slots with its members, a deref slot, a constant,
+// and an unavailable value with its reason.
+TEST(DataFile, TypedValuesRoundTrip) {
+  ProbeInfo p{.index = 0, .kind = ProbeKind::Entry, .spec = "f", .path = "/bin/f", .build_id = "", .function = "f",
+              .symbol = "f", .file_offset = 0x1000, .vaddr = 0x401000, .offset_in_function = 0, .values = {}};
+  ValueSpec color{.name = "c", .source = ValueSource::Register, .reg = 5, .size = 4, .is_signed = true};
+  color.kind = ValueKind::Enum;
+  color.type = "enum color";
+  color.enumerators = {{0, "RED"}, {7, "BLUE"}, {-2, "DARK"}};
+  ValueSpec pair_lo{.name = "p", .source = ValueSource::Register, .reg = 5, .size = 8};
+  pair_lo.kind = ValueKind::Struct;
+  pair_lo.type = "struct pair";
+  pair_lo.total_size = 16;
+  pair_lo.members = {{.name = "x", .offset = 0, .size = 8, .kind = ValueKind::Integer, .is_signed = true},
+                     {.name = "y", .offset = 8, .size = 8, .kind = ValueKind::Integer, .is_signed = false}};
+  ValueSpec pair_hi = pair_lo;
+  pair_hi.reg = 4;
+  pair_hi.continues = true;
+  pair_hi.members.clear();
+  ValueSpec big{.name = "b", .source = ValueSource::Register, .reg = 0, .size = 8};
+  big.deref = true;
+  big.deref_offset = -24;
+  big.type = "long";
+  ValueSpec k{.name = "k", .source = ValueSource::Constant, .size = 8};
+  k.type = "long";
+  k.constant = -3;
+  ValueSpec gone{.name = "a", .source = ValueSource::Unavailable, .size = 8};
+  gone.type = "int";
+  gone.reason = "optimized out";
+  ValueSpec raw{.name = "%di", .source = ValueSource::Register, .reg = 5, .size = 8, .hex = true};
+  p.values = {color, pair_lo, pair_hi, big, k, gone, raw};
+
+  std::string bytes = encode_probes({p});
+  ByteReader r(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  auto back = decode_probes(r);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 1u);
+  const auto& v = back->front().values;
+  ASSERT_EQ(v.size(), 7u);
+  EXPECT_EQ(v[0].kind, ValueKind::Enum);
+  EXPECT_EQ(v[0].type, "enum color");
+  EXPECT_EQ(v[0].enumerators, color.enumerators);
+  EXPECT_EQ(v[1].members, pair_lo.members);
+  EXPECT_EQ(v[1].total_size, 16u);
+  EXPECT_TRUE(v[2].continues);
+  EXPECT_EQ(v[2].reg, 4);
+  EXPECT_TRUE(v[3].deref);
+  EXPECT_EQ(v[3].deref_offset, -24);
+  EXPECT_EQ(v[4].source, ValueSource::Constant);
+  EXPECT_EQ(v[4].constant, -3);
+  EXPECT_EQ(v[5].source, ValueSource::Unavailable);
+  EXPECT_EQ(v[5].reason, "optimized out");
+  EXPECT_FALSE(v[6].typed());
+  EXPECT_TRUE(v[6].hex);
+  EXPECT_EQ(r.remaining(), 0u);
+
+  // Cut anywhere inside, it is an error naming the payload byte, never a crash.
+  for (std::size_t cut = 0; cut < bytes.size(); cut++) {
+    ByteReader part(std::as_bytes(std::span(bytes.data(), cut)));
+    auto d = decode_probes(part);
+    EXPECT_FALSE(d) << "cut at " << cut;
+    if (!d) {
+      EXPECT_NE(d.error().message.find("PROBES at payload byte"), std::string::npos) << d.error().message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace uprof

@@ -65,6 +65,11 @@ struct AggregateOptions {
   std::optional<LinearSpec> linear{};    // also count a linear histogram per group
   uint32_t top_capacity = 32;          // Space-Saving counters per captured value
   uint32_t max_value_groups = 10'000;  // distinct --by values before "other"
+  // --compensate: take the probes' own cost of a call (RecordingMeta::probe_cost_ns,
+  // from `uprof bench`) off every duration, clamped at zero. build_report fills
+  // compensate_ns from the recording when `compensate` is set.
+  bool compensate = false;
+  uint64_t compensate_ns = 0;
 };
 
 struct GroupStats {
@@ -125,7 +130,7 @@ class Aggregator final : public PairingSink {
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value);
   GroupStats make_group(uint32_t function) const;
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
-  void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values) const;
+  void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const;
   ThreadInfo& thread_info(uint32_t pid, uint32_t tid);
 
   std::vector<FunctionInfo> functions_;

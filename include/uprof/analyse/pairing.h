@@ -71,6 +71,8 @@ struct Call {
   uint64_t duration = 0;                    // return_time - entry_time (0 if the clock went back)
   std::span<const uint64_t> entry_values;   // valid during the sink call only
   std::span<const uint64_t> return_values;
+  uint32_t entry_missing = 0;               // Event::missing of each side
+  uint32_t return_missing = 0;
   uint32_t depth = 0;                       // open paired calls below it on this thread
   bool spans_loss = false;                  // events were lost while it was open: may be mis-paired
 };
@@ -83,6 +85,7 @@ struct Unmatched {
   uint64_t time = 0;           // when that probe fired
   UnmatchedReason reason = UnmatchedReason::RecordingStopped;
   std::span<const uint64_t> values;  // that probe's values, valid during the sink call only
+  uint32_t missing = 0;
 };
 
 // A hit of a probe that does not pair: entry-only or return-only function, mid-function probe.
@@ -93,6 +96,7 @@ struct Hit {
   uint32_t tid = 0;
   uint64_t time = 0;
   std::span<const uint64_t> values;
+  uint32_t missing = 0;
 };
 
 class PairingSink {
@@ -139,6 +143,7 @@ class Pairer {
     uint64_t time = 0;
     uint64_t loss_epoch = 0;  // Lost events seen before the entry
     uint8_t nvalues = 0;
+    uint32_t missing = 0;
     std::array<uint64_t, kMaxValues> values{};
   };
   struct Thread {

@@ -28,7 +28,7 @@ struct ProbePlan {
 };
 
 // Probes are deduplicated by (path, file offset, kind): the same function named by
-// two specs is probed once, by the first.
+// two specs is probed once, with the values of both (the first spec's first).
 Result<ProbePlan> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts);
 
 }  // namespace uprof

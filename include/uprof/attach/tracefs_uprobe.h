@@ -12,7 +12,8 @@
 // A tracefs uprobe is created once (by path and offset), and an inherited
 // tracepoint event needs nothing from user memory, so inheritance works. The
 // price: the probe is visible in tracefs while uprof runs, and a crashed uprof
-// leaves it behind (group "uprof_<pid>"; remove it with "-:uprof_<pid>/<name>").
+// leaves it behind (group "uprof_<pid>"; remove it with "-:uprof_<pid>/<name>"). The
+// next `uprof record` removes such leftovers (stale_uprobes.h).
 //
 // The definition written, for add() at file offset 0x1130 of ./mytest:
 //   p:uprof_4242/e0 /work/build/mytest:0x1130
@@ -41,7 +42,9 @@ struct TracefsUprobeSpec {
 Result<std::string> format_uprobe_definition(const TracefsUprobeSpec& spec);
 
 // The tracefs mount holding uprobe_events: /sys/kernel/tracing, else
-// /sys/kernel/debug/tracing.
+// /sys/kernel/debug/tracing. When neither is mounted, mounts tracefs on
+// /sys/kernel/tracing (as perf does; it needs root like the probes themselves).
+// Errors say what is missing: root, CONFIG_UPROBE_EVENTS, or the mount.
 Result<std::string> find_tracefs();
 
 // Owns one tracefs uprobe: defined on create(), removed on destruction. Close the

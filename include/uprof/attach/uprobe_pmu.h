@@ -43,6 +43,11 @@ struct UprobePmu {
 
 inline constexpr const char* kUprobePmuDir = "/sys/bus/event_source/devices/uprobe";
 
+// kUprobePmuDir, or the same path under $UPROF_SYSFS_ROOT when that is set
+// ("/tmp/fakesys" -> "/tmp/fakesys/bus/event_source/devices/uprobe"): a way to
+// see what uprof says on a kernel without the PMU.
+std::string uprobe_pmu_dir();
+
 // Reads `sysfs_dir`/type and its format files. A missing directory is an error
 // that says which kernel options are needed.
 Result<UprobePmu> read_uprobe_pmu(const std::string& sysfs_dir = kUprobePmuDir);

@@ -3,8 +3,11 @@
 //
 //   spawn():  fork; the child blocks reading a pipe
 //   (caller opens perf events on child pid with enable_on_exec)
-//   start():  close the pipe; the child execs; an exec failure comes back through a
-//             CLOEXEC pipe as the errno, so "no such file" is an error, not a silent 127
+//   start():  write one byte down the pipe; the child execs; an exec failure comes
+//             back through a CLOEXEC pipe as the errno, so "no such file" is an error
+//             (whose exit_status is 127, or 126 when the file cannot be executed).
+//             A child that sees EOF without the byte (uprof died first) exits
+//             without running the command.
 //   wait():   the exit status, 128 + signal when killed (as a shell reports it)
 #pragma once
 
@@ -18,8 +21,13 @@
 
 namespace uprof {
 
-// The path execvp would run for `cmd` (PATH search when it has no '/').
+// The path execvp would run for `cmd` (PATH search when it has no '/'). Errors
+// carry the shell's exit status (127 not found, 126 not executable).
 Result<std::string> find_program(const std::string& cmd);
+
+// A shell's exit status for a command that failed to exec with `errno_value`:
+// 127 when it does not exist (ENOENT, ENOTDIR), 126 otherwise (EACCES, ENOEXEC...).
+int exec_failure_status(int errno_value);
 
 class Workload {
  public:
@@ -34,6 +42,8 @@ class Workload {
   // Blocks until the workload exits; returns its shell-style exit status.
   Result<int> wait();
   bool exited() const { return reaped_; }
+  // The signal that killed it, 0 if it exited (valid after wait()).
+  int term_signal() const { return signal_; }
 
  private:
   Workload() = default;
@@ -44,6 +54,7 @@ class Workload {
   bool started_ = false;
   bool reaped_ = false;
   int status_ = 0;
+  int signal_ = 0;
 };
 
 }  // namespace uprof

@@ -4,9 +4,12 @@
 // every event against the kernel's own counts.
 #pragma once
 
+#include <functional>
+
 #include <sys/types.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -30,6 +33,19 @@ struct RecordRequest {
   std::optional<double> duration_s;     // --duration
   ResolveOptions resolve;
   ProbeBackend backend = ProbeBackend::Tracefs;
+  // Where the uprobe PMU is described; "" = kUprobePmuDir, or the same path under
+  // $UPROF_SYSFS_ROOT when that is set (see uprobe_pmu_dir()).
+  std::string pmu_dir{};
+  // With no values in a spec, capture every parameter and the return value
+  // DWARF describes (--no-args turns it off).
+  bool capture_args = true;
+  // Lines for the user before the run starts: a probe whose arguments cannot
+  // be captured, a compiler clone, stale tracefs probes of a killed uprof removed.
+  std::function<void(const std::string&)> on_note;
+  // Called once the probes are planned, before anything is opened: returns what one
+  // probed call costs the workload, for RecordingMeta::probe_cost_ns (0: unknown).
+  // `record` also uses it to say which class each probe's first instruction is in.
+  std::function<uint64_t(const std::vector<ProbeInfo>&)> on_planned{};
 };
 
 struct ProbeTally {
@@ -51,6 +67,7 @@ struct RecordReport {
   std::vector<ProbeTally> per_probe;
   std::vector<ProbeInfo> probes;
   int exit_status = 0;       // the workload's; 0 when attached
+  int term_signal = 0;       // the signal that killed the workload, 0 if it exited
   std::string stop_reason;
   std::size_t cpus = 0;
 

@@ -2,6 +2,8 @@
 // resolves to. Pure: images and resolved probes in, text out.
 #pragma once
 
+#include "uprof/resolve/param_location.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,7 +21,23 @@ using SignatureLookup = std::function<std::string(uint64_t addr)>;
 std::pair<std::string, std::size_t> render_function_list(const Image& img, const std::string& pattern,
                                                          const SignatureLookup& signature);
 
-// SPEC PROBE FILE OFFSET ADDRESS BUILD-ID, one line per resolved probe.
-std::string render_resolved(const std::vector<ResolvedProbe>& probes);
+// SPEC PROBE FILE OFFSET ADDRESS BUILD-ID, one line per resolved probe; then FIRST-INSN
+// when `first_insn` has one text per probe ("emulated (push %rbp)", insn_class.h).
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn = {});
+
+// `uprof probe --vars`: each parameter of the function at a probe, its type,
+// and where it lives at that address, then the return value:
+//
+//   add at entry (./mytest, file offset 0x1139):
+//     int a          %di (4 bytes)
+//     int b          %si (4 bytes)
+//     struct pair p  %di:%si
+//     struct big b   [%x0] (40 bytes)
+//     long k         = 3 (constant)
+//     long x         <unavailable: optimized out>
+//     returns int    %ax (4 bytes)
+std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params);
+// One location, as render_vars spells it: "%di", "[sp+8]", "[%x0+16]", "= 3".
+std::string describe_location(Arch arch, const std::vector<LocationPiece>& pieces);
 
 }  // namespace uprof

@@ -39,8 +39,17 @@ class DwarfIndex;
 struct ValueType {
   enum class Kind : uint8_t { Signed, Unsigned, Bool, Char, Enum, Pointer, Float, Struct, Unknown } kind = Kind::Unknown;
   uint32_t size = 8;          // bytes (DW_AT_byte_size after typedefs and const/volatile)
-  std::string name;           // as declared: "int", "unsigned long", "enum color", "struct pair", "char*", "size_t"
-  std::vector<std::pair<int64_t, std::string>> enumerators;   // for Enum, in declaration order
+  std::string name{};         // as declared: "int", "unsigned long", "enum color", "struct pair", "char*", "size_t"
+  std::vector<std::pair<int64_t, std::string>> enumerators{}; // for Enum, in declaration order
+  // For Struct: its direct members of 1, 2, 4 or 8 bytes that are integers,
+  // bools, chars, enums or pointers (bit-fields, arrays and nested structs left out).
+  struct Member {
+    std::string name{};
+    uint32_t offset = 0;
+    uint32_t size = 0;
+    Kind kind = Kind::Unknown;
+  };
+  std::vector<Member> members{};
 };
 
 struct ParamLocation {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "uprof/arch/arch.h"
+#include "uprof/store/recording.h"
 
 namespace uprof {
 
@@ -24,6 +25,12 @@ struct ResolvedProbe {
   uint64_t file_offset = 0;       // what perf_event_attr.config2 takes
   bool is_return = false;
   std::vector<std::string> values;  // raw value tokens from the spec
+  // Typed values from DWARF (typed_values.h), captured before the raw ones:
+  // parameters at the probe address, and the typed return value.
+  std::vector<ValueSpec> typed_entry, typed_return;
+  // The typed return value was not asked for by name ($retval): it is
+  // captured when there is a return probe, and dropped quietly when not.
+  bool typed_return_implicit = true;
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139".
   std::string label() const;

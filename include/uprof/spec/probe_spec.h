@@ -46,6 +46,16 @@ struct ProbeSpec {
 
 Result<ProbeSpec> parse_probe_spec(std::string_view text);
 
+// "add(a, b)" -> {"add", {"a", "b"}}: a function and the parameters to capture,
+// by name. nullopt unless the text ends in a parenthesised list of identifiers
+// (possibly empty). "ns::f(int)" parses too: the resolver tries it as a C++
+// parameter list first, and only when no function has that signature as names.
+struct CallArgs {
+  std::string function;
+  std::vector<std::string> names;
+};
+std::optional<CallArgs> parse_call_args(std::string_view name);
+
 // Parses "0x1f", "31", "0X1F"; nullopt on anything else or on overflow.
 std::optional<uint64_t> parse_number(std::string_view s);
 

@@ -34,6 +34,9 @@ struct SampleNeeds {
   uint64_t regs_mask = 0;
   uint32_t stack_bytes = 0;
 };
+// The user-stack bytes copied for a value behind an address (arm64 large struct
+// arguments live in the caller's frame, x86-64 -O0 homes below rbp).
+inline constexpr uint32_t kDerefStackBytes = 1024;
 SampleNeeds sample_needs(const std::vector<ValueSpec>& values, const ArchInfo& arch);
 
 }  // namespace uprof

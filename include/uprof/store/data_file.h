@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=0  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=1  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -12,10 +12,17 @@
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return),
 //                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
-//                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex)
+//                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed);
+//                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable;
+//                   a typed value (format 1.1) goes on: u8 kind, string type, u8 flags
+//                   (1 deref, 2 continues), z deref_offset, z constant, string reason,
+//                   v total_size, v nenum x (z value, string name),
+//                   v nmembers x (string name, v offset, u8 size, u8 kind, u8 signed)
 //   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
 //                   a z time delta from the previous event (the first: from base_time):
 //                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value
+//                     6 sample with values that could not be read (1.1): as 1, then v missing
+//                               (bit i: value i is not known; stored as 0) before the values
 //                     2 lost    z dt, v probe + 1 (0: unknown), v lost
 //                     3 comm    z dt, v pid, v tid, string comm
 //                     4 exit    z dt, v pid, v tid
@@ -43,12 +50,14 @@ namespace uprof {
 
 inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
-inline constexpr uint16_t kDataMinor = 0;
+inline constexpr uint16_t kDataMinor = 1;  // 1.1: typed values; 1.0 files read the same
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
 
 enum class SectionKind : uint32_t { Meta = 1, Probes = 2, Events = 3, Trailer = 4 };
+// The event kind byte of a Sample whose `missing` mask is not 0.
+inline constexpr uint8_t kPartialSampleKind = 6;
 
 // Pure encoders and decoders of section payloads (tested on their own).
 std::string encode_meta(const RecordingMeta& m);
@@ -74,6 +83,8 @@ class DataFileWriter {
   Status finish(const Trailer& t);
 
   uint64_t bytes_written() const { return bytes_; }
+  // A write failed (disk full, I/O error): the file ends at the last whole section.
+  bool failed() const { return failed_; }
   uint64_t events_written() const { return events_; }
   const std::string& path() const { return path_; }
 

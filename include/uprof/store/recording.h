@@ -12,22 +12,55 @@
 
 namespace uprof {
 
-// Where a captured value comes from on each hit (raw values, as tracefs names them:
-// %di, %x0, $stack3, $retval). Typed, named DWARF arguments add to this later.
+// Where a captured value comes from on each hit. Raw values are spelled as tracefs
+// spells them (%di, %x0, $stack3, $retval); typed values come from DWARF (a
+// parameter by name, the typed return value) and may be a constant, or
+// unavailable with the reason.
 enum class ValueSource : uint8_t {
   Register = 1,     // a user register: `reg` is its perf index
   Stack = 2,        // a stack slot: `stack_offset` bytes above the stack pointer at the probe
   ReturnValue = 3,  // the return register of a return probe (`reg` says which)
+  Constant = 4,     // DWARF says the value is `constant` (DW_AT_const_value, a folded argument)
+  Unavailable = 5,  // DWARF cannot place it at this address: `reason` says why; nothing is captured
 };
 
+// How a typed value prints. Raw values are Integer (signed or not, or hex).
+enum class ValueKind : uint8_t { Integer = 0, Bool = 1, Char = 2, Enum = 3, Pointer = 4, Struct = 5, Float = 6 };
+
+// A member of a struct value, for printing `p={x=1, y=2}`.
+struct StructMember {
+  std::string name{};
+  uint32_t offset = 0;          // bytes from the start of the struct
+  uint8_t size = 8;             // 1, 2, 4 or 8; members of other sizes are not listed
+  ValueKind kind = ValueKind::Integer;
+  bool is_signed = true;
+  bool operator==(const StructMember&) const = default;
+};
+
+// One captured 64-bit slot of an event. A value wider than 8 bytes (a struct
+// passed in rdi:rsi, or in memory) takes several consecutive slots: the first
+// carries the name and type, the rest have `continues` set.
 struct ValueSpec {
-  std::string name;             // "%di", "$stack1", "$retval", or a DWARF parameter name
+  std::string name{};            // "%di", "$stack1", "$retval", or a DWARF parameter name
   ValueSource source = ValueSource::Register;
   uint16_t reg = 0;             // perf register index
   int32_t stack_offset = 0;     // for Stack
-  uint8_t size = 8;             // bytes that hold the value
+  uint8_t size = 8;             // bytes that hold the value (of this slot)
   bool is_signed = true;        // how to print it
   bool hex = false;             // print as 0x... (pointers, flags)
+  // Typed (DWARF) values only:
+  bool deref = false;           // the register / stack slot holds an address; the value is at
+  int32_t deref_offset = 0;     //   address + deref_offset, read from the copied user stack
+  bool continues = false;       // the next bytes of the previous slot's value
+  ValueKind kind = ValueKind::Integer;
+  std::string type{};             // "int", "enum color", "struct pair", "char*"; "" for raw values
+  int64_t constant = 0;         // Constant
+  std::string reason{};           // Unavailable: "optimized out", ...
+  uint32_t total_size = 0;      // first slot of a struct: the struct's size (more than the slots hold when cut)
+  std::vector<std::pair<int64_t, std::string>> enumerators{};  // Enum
+  std::vector<StructMember> members{};                         // Struct, first slot
+
+  bool typed() const { return !type.empty() || source == ValueSource::Constant || source == ValueSource::Unavailable; }
 };
 
 enum class ProbeKind : uint8_t { Entry = 0, Return = 1 };
@@ -67,7 +100,7 @@ enum class EventKind : uint8_t {
   Fork = 5,     // a thread or process was created: pid, tid, parent pid/tid in values[0..1]
 };
 
-inline constexpr std::size_t kMaxValues = 16;
+inline constexpr std::size_t kMaxValues = 32;
 
 struct Event {
   EventKind kind = EventKind::Sample;
@@ -77,6 +110,7 @@ struct Event {
   uint64_t time = 0;            // CLOCK_MONOTONIC ns
   uint8_t nvalues = 0;
   std::array<uint64_t, kMaxValues> values{};  // raw 64-bit values, in the probe's ValueSpec order
+  uint32_t missing = 0;         // Sample: bit i set when value i could not be read (stored as 0)
   uint64_t lost = 0;            // Lost
   std::string comm;             // Comm
 };

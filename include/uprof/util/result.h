@@ -13,6 +13,10 @@ namespace uprof {
 
 struct Error {
   std::string message;
+  // What the command exits with when this error ends it: 1, unless the error
+  // has a conventional status of its own (127: the command to run was not found,
+  // 126: it could not be executed, as a shell reports them).
+  int exit_status = 1;
 };
 
 // Builds a message from any streamable pieces: err("elf: ", path, ": not an ELF file").

@@ -1,0 +1,85 @@
+// What a probe hit costs on the running kernel, per class of first instruction, as
+// `uprof bench` measured it; cached per kernel so that `uprof record` can store the
+// figure that matters in the data file (RecordingMeta::probe_cost_ns) for free.
+//
+// Cache: $XDG_CACHE_HOME/uprof/probe-cost-<uname -r> when XDG_CACHE_HOME is set,
+// else /var/cache/uprof/... for root and ~/.cache/uprof/... for others. A file holds
+// the boot id it was measured under: a figure from another boot is not used (the
+// same release may run on other hardware, or with other mitigations, after a reboot).
+//
+//   uprof-probe-cost 1
+//   kernel 6.18.0-1-amd64
+//   boot_id 3f0c2d6e-...
+//   arch x86_64
+//   unprobed_ns 1.6
+//   class single-stepped lea entry_ns 2950 return_ns 1800 call_ns 4800 inside_ns 2100
+//   class emulated push%20%rbp entry_ns 520 ...
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "uprof/arch/arch.h"
+#include "uprof/resolve/insn_class.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct ClassCost {
+  bool measured = false;
+  std::string insn;          // the target's first instruction: "push %rbp"
+  double entry_ns = 0;       // added per hit, entry probe only ($arg1 $arg2 sampled)
+  double return_ns = 0;      // added per hit, return probe only ($retval)
+  double call_ns = 0;        // added per call, entry + return probes (2 hits)
+  // What the probes add to the duration uprof measures for a call: the median
+  // duration recorded for a function that does nothing. --compensate subtracts it.
+  uint64_t inside_ns = 0;
+};
+
+struct ProbeCostTable {
+  std::string kernel;        // uname -r
+  std::string boot_id;       // /proc/sys/kernel/random/boot_id
+  Arch arch = Arch::X86_64;
+  double unprobed_ns = 0;    // one call of a target, no probe
+  std::array<ClassCost, 3> classes{};  // indexed by InsnClass (SingleStepped, Emulated, Optimized)
+
+  ClassCost& of(InsnClass c) { return classes[static_cast<std::size_t>(c)]; }
+  const ClassCost* find(InsnClass c) const {
+    auto i = static_cast<std::size_t>(c);
+    return i < classes.size() && classes[i].measured ? &classes[i] : nullptr;
+  }
+};
+
+std::string to_text(const ProbeCostTable& t);
+Result<ProbeCostTable> parse_probe_costs(std::string_view text);
+
+// The cache file's path for `kernel`, from the environment's values (pure).
+std::string probe_cost_cache_path(std::string_view kernel, const char* xdg_cache_home, const char* home, bool root);
+// The same for the running kernel and this process's environment.
+std::string probe_cost_cache_path();
+
+// The running kernel's release and boot id.
+struct KernelIdentity {
+  std::string release;
+  std::string boot_id;
+};
+KernelIdentity current_kernel();
+
+// The cached table for the running kernel and boot; nullopt when there is none (or
+// it is from another boot, or unreadable: the cache is an optimisation).
+std::optional<ProbeCostTable> load_cached_probe_costs();
+Status save_probe_costs(const ProbeCostTable& t, const std::string& path);
+
+// The cost inside a measured call to store for a recording whose probed functions
+// start with instructions of `classes`: the smallest measured one, so that
+// --compensate never takes off more than the probes added. 0 when none is known.
+uint64_t call_cost_for(const ProbeCostTable& t, std::span<const InsnClass> classes);
+
+// The table `uprof bench` prints.
+std::string render_probe_costs(const ProbeCostTable& t);
+
+}  // namespace uprof

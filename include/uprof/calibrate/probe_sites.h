@@ -1,0 +1,31 @@
+// Which class each probed instruction is in (insn_class.h), for the line `uprof record`
+// prints before it starts, and the probe cost it stores from `uprof bench`'s figures.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "uprof/calibrate/probe_cost.h"
+#include "uprof/resolve/insn_class.h"
+#include "uprof/store/recording.h"
+
+namespace uprof {
+
+struct ProbeSite {
+  std::string label;    // "add", "loop_sum+0x1c", or the offset
+  InsnInfo info;
+};
+
+// One per probed instruction: an entry and a return probe on one function are one
+// site (the kernel puts both on the function's first instruction). A file that cannot
+// be read gives no site.
+std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes, Arch arch);
+
+// "uprof: first instructions: add emulated (push %rbp), mul single-stepped (lea ...)"; with
+// more than `max_listed` sites, counts per class instead.
+std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t max_listed = 4);
+
+// The figure for RecordingMeta::probe_cost_ns (see call_cost_for).
+uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSite>& sites);
+
+}  // namespace uprof

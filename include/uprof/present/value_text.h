@@ -1,0 +1,38 @@
+// Captured values as a person reads them. Raw values print as numbers (signed,
+// unsigned or hex, as the spec typed them); typed DWARF values by their type:
+//
+//   int a          -> 5            bool b        -> true
+//   enum color c   -> BLUE         char c        -> 'A'
+//   long* p        -> 0x7ffc1000   double d      -> 2.5
+//   struct pair p  -> {x=5, y=-5}  (over two slots, rdi:rsi)
+//   a value DWARF cannot place     -> <optimized out> / <unavailable>
+//   a slot the sample did not hold -> <unavailable>
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "uprof/store/recording.h"
+
+namespace uprof {
+
+// One scalar slot, already normalised to its size and signedness.
+std::string format_scalar(uint64_t normalized, const ValueSpec& spec);
+
+struct ValueText {
+  std::string name;
+  std::string text;
+  std::size_t slots = 1;    // slots the value spans (a struct's continuation slots)
+};
+
+// The value whose first slot is `first`: reads its continuation slots too.
+// `missing` has bit i set when slot i was not read (Event::missing).
+ValueText value_text(std::span<const ValueSpec> specs, std::span<const uint64_t> values, uint32_t missing,
+                     std::size_t first);
+
+// "a=5, b=2" for the slots [first, first + count).
+std::string values_list(std::span<const ValueSpec> specs, std::span<const uint64_t> values, uint32_t missing,
+                        std::size_t first, std::size_t count);
+
+}  // namespace uprof

@@ -1,0 +1,148 @@
+#include "uprof/calibrate/probe_bench.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "uprof/analyse/report_model.h"
+#include "uprof/calibrate/bench_targets.h"
+#include "uprof/drain/recording_session.h"
+
+namespace uprof {
+namespace {
+
+enum class Mode { Entry, Return, Both };
+constexpr Mode kModes[] = {Mode::Entry, Mode::Return, Mode::Both};
+constexpr std::string_view mode_name(Mode m) {
+  return m == Mode::Entry ? "entry" : m == Mode::Return ? "return" : "entry+return";
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct ChildResult {
+  uint64_t calls = 0, cpu_ns = 0, wall_ns = 0;
+};
+
+Result<ChildResult> read_child_result(const std::string& path) {
+  std::ifstream in(path);
+  ChildResult r;
+  std::string k1, k2, k3;
+  if (!(in >> k1 >> r.calls >> k2 >> r.cpu_ns >> k3 >> r.wall_ns) || k1 != "calls" || k2 != "cpu_ns")
+    return err("bench: ", path, ": the target child wrote no result");
+  return r;
+}
+
+struct RunFigures {
+  double per_hit_ns = 0;     // CPU added per hit
+  uint64_t median_call_ns = 0;  // Both only
+};
+
+Result<RunFigures> record_once(const ProbeBenchOptions& o, const BenchTarget& t, Mode mode, uint64_t calls,
+                               double unprobed_cpu_ns, int run) {
+  std::string data = o.work_dir + "/" + std::string(t.short_name) + "-" + std::to_string(static_cast<int>(mode)) + ".data";
+  std::string result = data + ".result";
+  RecordRequest req;
+  std::string target = o.self_exe + ":" + std::string(t.symbol);
+  req.specs = {mode == Mode::Entry    ? target + " $arg1 $arg2"
+               : mode == Mode::Return ? target + "%return $retval"
+                                      : target + " $arg1 $arg2 $retval"};
+  req.command = {o.self_exe, "bench", "--run-target", std::string(t.short_name), std::to_string(calls), result};
+  req.output = data;
+  req.plan.entry_only = mode == Mode::Entry;
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> pid{-1};
+  UPROF_ASSIGN(RecordReport rep, run_recording(req, stop, pid));
+  if (rep.exit_status != 0) return err("bench: the target child exited with status ", rep.exit_status);
+  UPROF_ASSIGN(ChildResult cr, read_child_result(result));
+  uint64_t hits_per_call = mode == Mode::Both ? 2 : 1;
+  uint64_t expected = (calls + 1) * hits_per_call;  // + the warm-up call
+  if (rep.samples != expected || rep.lost)
+    return err("bench: ", t.symbol, " ", mode_name(mode), ": recorded ", rep.samples, " samples, ", rep.lost,
+               " lost; expected ", expected);
+  RunFigures f;
+  f.per_hit_ns = (static_cast<double>(cr.cpu_ns) - unprobed_cpu_ns) / static_cast<double>(calls * hits_per_call);
+  if (mode == Mode::Both) {
+    UPROF_ASSIGN(ReportModel m, build_report(data, AggregateOptions{}));
+    for (const auto& g : m.groups)
+      if (g.latency.count()) f.median_call_ns = g.latency.percentile(50);
+  }
+  if (o.progress) {
+    char line[200];
+    std::snprintf(line, sizeof line, "run %d  %-5s %-13s %7.0f ns/hit%s", run + 1, std::string(t.short_name).c_str(),
+                  std::string(mode_name(mode)).c_str(), f.per_hit_ns,
+                  mode == Mode::Both ? (", call measured as " + std::to_string(f.median_call_ns) + " ns").c_str() : "");
+    o.progress(line);
+  }
+  std::filesystem::remove(data);
+  std::filesystem::remove(result);
+  return f;
+}
+
+}  // namespace
+
+Status run_bench_target(std::string_view short_name, uint64_t calls, const std::string& result_path) {
+  const BenchTarget* t = find_bench_target(short_name);
+  if (!t) return err("bench: no target '", short_name, "' in this build");
+  LoopTiming lt = run_target_loop(*t, calls);
+  std::ofstream out(result_path, std::ios::trunc);
+  out << "calls " << lt.calls << " cpu_ns " << lt.cpu_ns << " wall_ns " << lt.wall_ns << " sum " << lt.sum << "\n";
+  if (!out.flush()) return err("bench: cannot write ", result_path);
+  return ok();
+}
+
+Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& o) {
+  if (bench_targets().empty()) return err("bench: this build has no target functions for its architecture");
+  if (o.runs < 1) return err("bench: at least one run");
+  ProbeCostTable table;
+  KernelIdentity k = current_kernel();
+  table.kernel = k.release;
+  table.boot_id = k.boot_id;
+  table.arch = host_arch();
+
+  struct Samples {
+    std::vector<double> per_hit[3];
+    std::vector<double> inside;
+  };
+  std::vector<Samples> samples(bench_targets().size());
+  std::vector<double> unprobed;
+  for (int run = 0; run < o.runs; run++) {
+    for (std::size_t i = 0; i < bench_targets().size(); i++) {
+      const BenchTarget& t = bench_targets()[i];
+      uint64_t calls = t.cls == InsnClass::SingleStepped ? o.calls_step : o.calls_fast;
+      // The same loop without probes, in this process: its CPU time is what the child's
+      // would be (the loop is a few ns per call; the probes add microseconds).
+      LoopTiming base = run_target_loop(t, calls);
+      double base_cpu = static_cast<double>(base.cpu_ns);
+      unprobed.push_back(base_cpu / static_cast<double>(calls));
+      for (std::size_t m = 0; m < 3; m++) {
+        UPROF_ASSIGN(RunFigures f, record_once(o, t, kModes[m], calls, base_cpu, run));
+        samples[i].per_hit[m].push_back(f.per_hit_ns);
+        if (kModes[m] == Mode::Both) samples[i].inside.push_back(static_cast<double>(f.median_call_ns));
+      }
+    }
+  }
+  table.unprobed_ns = median(unprobed);
+  for (std::size_t i = 0; i < bench_targets().size(); i++) {
+    const BenchTarget& t = bench_targets()[i];
+    ClassCost& cc = table.of(t.cls);
+    cc.measured = true;
+    std::vector<uint8_t> code(reinterpret_cast<const uint8_t*>(t.fn), reinterpret_cast<const uint8_t*>(t.fn) + 16);
+    cc.insn = classify_insn(table.arch, code, reinterpret_cast<uintptr_t>(t.fn)).insn;
+    cc.entry_ns = std::max(0.0, median(samples[i].per_hit[0]));
+    cc.return_ns = std::max(0.0, median(samples[i].per_hit[1]));
+    cc.call_ns = std::max(0.0, 2 * median(samples[i].per_hit[2]));
+    cc.inside_ns = static_cast<uint64_t>(median(samples[i].inside) + 0.5);
+  }
+  return table;
+}
+
+}  // namespace uprof

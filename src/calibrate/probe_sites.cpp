@@ -1,0 +1,50 @@
+#include "uprof/calibrate/probe_sites.h"
+
+#include <array>
+#include <set>
+#include <sstream>
+
+namespace uprof {
+
+std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes, Arch arch) {
+  std::vector<ProbeSite> sites;
+  std::set<std::pair<std::string, uint64_t>> seen;
+  for (const auto& p : probes) {
+    if (!seen.insert({p.path, p.file_offset}).second) continue;
+    auto info = classify_probe_site(p.path, arch, p.file_offset);
+    if (!info) continue;
+    std::ostringstream label;
+    if (p.function.empty()) label << "0x" << std::hex << p.file_offset;
+    else if (p.offset_in_function) label << p.function << "+0x" << std::hex << p.offset_in_function;
+    else label << p.function;
+    sites.push_back({label.str(), std::move(info).value()});
+  }
+  return sites;
+}
+
+std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t max_listed) {
+  if (sites.empty()) return "";
+  std::string s = "uprof: first instructions: ";
+  if (sites.size() <= max_listed) {
+    for (std::size_t i = 0; i < sites.size(); i++)
+      s += (i ? ", " : "") + sites[i].label + " " + describe(sites[i].info);
+    return s;
+  }
+  std::array<std::size_t, kInsnClasses> n{};
+  for (const auto& site : sites) n[static_cast<std::size_t>(site.info.cls)]++;
+  bool first = true;
+  for (std::size_t c = 0; c < kInsnClasses; c++) {
+    if (!n[c]) continue;
+    s += (first ? "" : ", ") + std::to_string(n[c]) + " " + std::string(to_string(static_cast<InsnClass>(c)));
+    first = false;
+  }
+  return s + " ('uprof probe BIN FUNC' shows each)";
+}
+
+uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSite>& sites) {
+  std::vector<InsnClass> classes;
+  for (const auto& s : sites) classes.push_back(s.info.cls);
+  return call_cost_for(t, classes);
+}
+
+}  // namespace uprof

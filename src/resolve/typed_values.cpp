@@ -1,0 +1,209 @@
+#include "uprof/resolve/typed_values.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace uprof {
+namespace {
+
+ValueKind kind_for(ValueType::Kind k) {
+  using K = ValueType::Kind;
+  switch (k) {
+    case K::Bool: return ValueKind::Bool;
+    case K::Char: return ValueKind::Char;
+    case K::Enum: return ValueKind::Enum;
+    case K::Pointer: return ValueKind::Pointer;
+    case K::Struct: return ValueKind::Struct;
+    case K::Float: return ValueKind::Float;
+    default: return ValueKind::Integer;
+  }
+}
+
+// Plain `char` is signed on x86-64 and unsigned on arm64 (AAPCS64).
+bool signed_for(const ValueType& t, Arch arch) {
+  using K = ValueType::Kind;
+  switch (t.kind) {
+    case K::Signed: return true;
+    case K::Char:
+      if (t.name.find("unsigned") != std::string::npos) return false;
+      if (t.name.find("signed") != std::string::npos) return true;
+      return arch == Arch::X86_64;
+    case K::Enum:
+      return std::any_of(t.enumerators.begin(), t.enumerators.end(), [](auto& e) { return e.first < 0; });
+    default: return false;
+  }
+}
+
+// The first slot of a value: its name and everything needed to print it.
+ValueSpec head_slot(const std::string& name, const ValueType& t, Arch arch) {
+  ValueSpec v;
+  v.name = name;
+  v.type = t.name.empty() ? "?" : t.name;
+  v.kind = kind_for(t.kind);
+  v.is_signed = signed_for(t, arch);
+  v.hex = t.kind == ValueType::Kind::Pointer || t.kind == ValueType::Kind::Unknown;
+  v.enumerators = t.enumerators;
+  v.total_size = t.size;
+  for (const auto& m : t.members)
+    v.members.push_back({.name = m.name, .offset = m.offset, .size = static_cast<uint8_t>(m.size),
+                         .kind = kind_for(m.kind), .is_signed = signed_for(ValueType{.kind = m.kind}, arch)});
+  return v;
+}
+
+ValueSpec unavailable(const std::string& name, const ValueType& t, Arch arch, std::string reason) {
+  ValueSpec v = head_slot(name, t, arch);
+  v.source = ValueSource::Unavailable;
+  v.reason = std::move(reason);
+  v.members.clear();
+  return v;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::string join_names(const FunctionParams& f) {
+  std::string s;
+  for (const auto& p : f.params) s += (s.empty() ? "" : ", ") + p.name;
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool for_return) {
+  if (!p.available) return {unavailable(p.name, p.type, arch, p.reason.empty() ? "optimized out" : p.reason)};
+  if (p.type.kind == ValueType::Kind::Float && arch == Arch::X86_64 && !p.pieces.empty() &&
+      p.pieces.front().where == LocationPiece::Where::Register)
+    return {unavailable(p.name, p.type, arch, "in a floating-point register")};
+  std::vector<ValueSpec> out;
+  const ValueSpec head = head_slot(p.name, p.type, arch);
+  auto add = [&](ValueSpec v) {
+    if (out.size() >= kMaxSlotsPerValue) return;
+    if (!out.empty()) {
+      v.continues = true;
+      v.members.clear();
+      v.enumerators.clear();
+    }
+    out.push_back(std::move(v));
+  };
+  for (const LocationPiece& piece : p.pieces) {
+    ValueSpec v = head;
+    switch (piece.where) {
+      case LocationPiece::Where::Constant:
+        v.source = ValueSource::Constant;
+        v.constant = piece.constant;
+        v.size = static_cast<uint8_t>(std::clamp<uint32_t>(piece.size, 1, 8));
+        add(v);
+        continue;
+      case LocationPiece::Where::Register:
+        v.source = for_return && !piece.deref ? ValueSource::ReturnValue : ValueSource::Register;
+        v.reg = piece.perf_reg;
+        break;
+      case LocationPiece::Where::Stack:
+        v.source = ValueSource::Stack;
+        v.stack_offset = piece.stack_offset;
+        break;
+    }
+    v.deref = piece.deref;
+    v.deref_offset = piece.deref_offset;
+    // A piece wider than 8 bytes (a struct in memory) becomes 8-byte slots.
+    const bool in_register = piece.where == LocationPiece::Where::Register && !piece.deref;
+    for (uint32_t done = 0; done < piece.size; done += 8) {
+      ValueSpec slot = v;
+      slot.size = static_cast<uint8_t>(std::min<uint32_t>(8, piece.size - done));
+      if (in_register && done) break;  // a register holds 8 bytes at most
+      if (piece.deref) slot.deref_offset = piece.deref_offset + static_cast<int32_t>(done);
+      else if (piece.where == LocationPiece::Where::Stack) slot.stack_offset = piece.stack_offset + static_cast<int32_t>(done);
+      add(slot);
+    }
+  }
+  if (out.empty()) return {unavailable(p.name, p.type, arch, "optimized out")};
+  return out;
+}
+
+std::vector<ValueSpec> return_value_specs(const FunctionParams& f, Arch arch) {
+  if (f.return_type.kind == ValueType::Kind::Unknown && f.return_type.name == "void") return {};
+  ParamLocation r{.name = "$retval", .type = f.return_type, .available = !f.return_value.empty(), .reason = {},
+                  .pieces = f.return_value, .artificial = false};
+  if (!r.available)
+    r.reason = f.return_type.kind == ValueType::Kind::Float ? "returned in a floating-point register"
+                                                             : "returned in memory the caller chose";
+  return param_value_specs(r, arch, true);
+}
+
+bool is_dwarf_token(const std::string& token) {
+  return token == "$params" || token == "$retval" || is_identifier(token);
+}
+
+Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& img, const ResolvedProbe& p) {
+  const ElfFile* dw = img.dwarf_file();
+  if (!dw || p.function.empty()) return std::optional<FunctionParams>{};
+  auto it = indexes_.find(&img);
+  if (it == indexes_.end()) {
+    UPROF_ASSIGN(DwarfIndex index, DwarfIndex::build(dw->elf(), dw->path()));
+    it = indexes_.emplace(&img, std::move(index)).first;
+  }
+  if (!it->second.at_entry(p.function_addr)) return std::optional<FunctionParams>{};
+  ParamsOptions o;
+  if (dw != &img.elf) o.elf_with_cfi = img.elf.elf();
+  UPROF_ASSIGN(FunctionParams f, params_at(it->second, dw->elf(), p.arch, p.function_addr, p.vaddr, o));
+  return std::optional<FunctionParams>{std::move(f)};
+}
+
+Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedProbe& p, bool all_by_default,
+                          std::vector<std::string>& notes) {
+  std::vector<std::string> names, raw;
+  bool all_params = false, retval = false;
+  for (const auto& t : p.values) {
+    if (t == "$params") all_params = true;
+    else if (t == "$retval") retval = true;
+    else if (is_identifier(t)) names.push_back(t);
+    else raw.push_back(t);
+  }
+  const bool by_default = p.values.empty() && all_by_default;
+  if (!by_default && !all_params && !retval && names.empty()) return ok();  // raw values only
+
+  UPROF_ASSIGN(auto params, dwarf.params(img, p));
+  if (!params) {
+    if (!all_params && names.empty()) {
+      if (by_default)
+        notes.push_back(p.label() + ": no DWARF for it in " + img.path +
+                        ": arguments not captured (name registers, e.g. %di, or install debug info)");
+      return ok();  // an untyped $retval stays raw
+    }
+    return err("spec: '", p.spec, "': no DWARF describes ", p.function.empty() ? p.label() : p.function, " in ",
+               img.path, ": its parameters have no names here (name registers instead, e.g. %di)");
+  }
+  p.values = raw;
+  if (!names.empty() || all_params || by_default) {
+    for (const auto& n : names)
+      if (std::none_of(params->params.begin(), params->params.end(), [&](auto& q) { return q.name == n; }))
+        return err("spec: '", p.spec, "': ", params->function, " has no parameter '", n, "' (it has ",
+                   join_names(*params), ")");
+    for (const auto& q : params->params) {
+      bool wanted = all_params || by_default || std::find(names.begin(), names.end(), q.name) != names.end();
+      if (!wanted) continue;
+      auto slots = param_value_specs(q, p.arch);
+      p.typed_entry.insert(p.typed_entry.end(), slots.begin(), slots.end());
+    }
+  }
+  // Everything by default must fit a sample's slots: whole values are dropped from the end.
+  if (by_default && p.typed_entry.size() > kMaxValues) {
+    std::size_t keep = kMaxValues;
+    while (keep > 0 && p.typed_entry[keep].continues) keep--;
+    notes.push_back(p.label() + ": only the first " + std::to_string(keep) + " of " +
+                    std::to_string(p.typed_entry.size()) + " value slots are captured (name the parameters you want)");
+    p.typed_entry.resize(keep);
+  }
+  if (retval || by_default || !names.empty()) {
+    p.typed_return = return_value_specs(*params, p.arch);
+    p.typed_return_implicit = !retval;
+  }
+  if (params->clone)
+    notes.push_back(p.label() + (p.label().find(p.symbol) == std::string::npos ? " (" + p.symbol + ")" : "") +
+                    ": a compiler clone: its parameters may differ from the source's; only DWARF places them");
+  return ok();
+}
+
+}  // namespace uprof

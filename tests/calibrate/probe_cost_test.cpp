@@ -1,0 +1,88 @@
+// The probe-cost table: its cache file round trip, where the cache lives, which
+// figure a recording gets, and the per-site line `uprof record` prints.
+#include "uprof/calibrate/probe_cost.h"
+
+#include <gtest/gtest.h>
+
+#include "uprof/calibrate/probe_sites.h"
+
+namespace uprof {
+namespace {
+
+ProbeCostTable sample_table() {
+  ProbeCostTable t;
+  t.kernel = "6.18.0-1-amd64";
+  t.boot_id = "3f0c2d6e-aaaa-bbbb-cccc-0123456789ab";
+  t.unprobed_ns = 1.5;
+  t.of(InsnClass::SingleStepped) = {.measured = true, .insn = "lea (48 8d 04 37)", .entry_ns = 2950,
+                                    .return_ns = 1800, .call_ns = 4800, .inside_ns = 2100};
+  t.of(InsnClass::Emulated) = {.measured = true, .insn = "push %rbp", .entry_ns = 520, .return_ns = 450,
+                               .call_ns = 1000, .inside_ns = 600};
+  return t;
+}
+
+TEST(ProbeCost, TextRoundTrip) {
+  ProbeCostTable t = sample_table();
+  auto back = parse_probe_costs(to_text(t));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->kernel, t.kernel);
+  EXPECT_EQ(back->boot_id, t.boot_id);
+  EXPECT_EQ(back->arch, Arch::X86_64);
+  EXPECT_DOUBLE_EQ(back->unprobed_ns, 1.5);
+  const ClassCost* e = back->find(InsnClass::Emulated);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->insn, "push %rbp");
+  EXPECT_DOUBLE_EQ(e->entry_ns, 520);
+  EXPECT_DOUBLE_EQ(e->call_ns, 1000);
+  EXPECT_EQ(e->inside_ns, 600u);
+  EXPECT_EQ(back->find(InsnClass::SingleStepped)->insn, "lea (48 8d 04 37)");
+  EXPECT_EQ(back->find(InsnClass::Optimized), nullptr);
+}
+
+TEST(ProbeCost, RejectsDamage) {
+  EXPECT_FALSE(parse_probe_costs("").ok());
+  EXPECT_FALSE(parse_probe_costs("something else\n").ok());
+  EXPECT_FALSE(parse_probe_costs("uprof-probe-cost 1\nclass nonsense x entry_ns 1\n").ok());
+  EXPECT_FALSE(parse_probe_costs("uprof-probe-cost 1\nclass emulated x entry_ns -5\n").ok());
+  // Keys from a newer uprof are skipped.
+  EXPECT_TRUE(parse_probe_costs("uprof-probe-cost 1\nfuture 1\nclass emulated x entry_ns 5 later_ns 7\n").ok());
+}
+
+TEST(ProbeCost, CachePath) {
+  EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/home/u", false), "/tmp/xdg/uprof/probe-cost-6.18.0");
+  EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/root", true), "/tmp/xdg/uprof/probe-cost-6.18.0");
+  EXPECT_EQ(probe_cost_cache_path("6.18.0", nullptr, "/root", true), "/var/cache/uprof/probe-cost-6.18.0");
+  EXPECT_EQ(probe_cost_cache_path("6.18.0", "", "/home/u", false), "/home/u/.cache/uprof/probe-cost-6.18.0");
+}
+
+TEST(ProbeCost, ARecordingGetsTheSmallestCostOfItsClasses) {
+  ProbeCostTable t = sample_table();
+  InsnClass step[] = {InsnClass::SingleStepped};
+  InsnClass both[] = {InsnClass::SingleStepped, InsnClass::Emulated};
+  InsnClass unmeasured[] = {InsnClass::Optimized, InsnClass::Rejected};
+  EXPECT_EQ(call_cost_for(t, step), 2100u);
+  EXPECT_EQ(call_cost_for(t, both), 600u);  // never take off more than the probes added
+  EXPECT_EQ(call_cost_for(t, unmeasured), 0u);
+  EXPECT_EQ(call_cost_for(t, {}), 0u);
+}
+
+TEST(ProbeCost, RenderedTableNamesEveryMeasuredClass) {
+  std::string s = render_probe_costs(sample_table());
+  EXPECT_NE(s.find("single-stepped (lea (48 8d 04 37))"), std::string::npos) << s;
+  EXPECT_NE(s.find("emulated (push %rbp)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("optimized"), std::string::npos) << s;
+}
+
+TEST(ProbeSites, OneLineListsFewSitesAndCountsMany) {
+  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}},
+                               {"mul", {InsnClass::Optimized, "nop5", ""}}};
+  EXPECT_EQ(render_probe_sites(sites), "uprof: first instructions: add emulated (push %rbp), mul optimized (nop5)");
+  for (int i = 0; i < 4; i++) sites.push_back({"f" + std::to_string(i), {InsnClass::SingleStepped, "lea", ""}});
+  EXPECT_EQ(render_probe_sites(sites),
+            "uprof: first instructions: 4 single-stepped, 1 emulated, 1 optimized ('uprof probe BIN FUNC' shows each)");
+  EXPECT_EQ(render_probe_sites({}), "");
+  EXPECT_EQ(probe_cost_for_sites(sample_table(), sites), 600u);
+}
+
+}  // namespace
+}  // namespace uprof

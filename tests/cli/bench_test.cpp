@@ -1,0 +1,100 @@
+// `uprof bench` on the real kernel, then what it feeds: the figure `uprof record`
+// stores in META and `uprof report --compensate` takes off. Only what is robust on a
+// loaded VM is asserted: every figure positive and below a millisecond; no ordering
+// between the classes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_support.h"
+#include "uprof/calibrate/probe_cost.h"
+#include "uprof/store/data_file.h"
+
+namespace uprof {
+namespace {
+
+using test::fixture;
+using test::run_shell;
+using test::uprof_binary;
+
+#define REQUIRE_ROOT_UPROBES()                                                          \
+  if (!std::filesystem::exists("/sys/kernel/tracing/uprobe_events") &&                  \
+      !std::filesystem::exists("/sys/kernel/debug/tracing/uprobe_events"))              \
+    GTEST_SKIP() << "no tracefs uprobe_events";                                          \
+  if (geteuid() != 0) GTEST_SKIP() << "not root"
+
+TEST(BenchCli, MeasuresStoresAndCompensates) {
+  REQUIRE_ROOT_UPROBES();
+  test::TempDir dir;
+  std::string env = "XDG_CACHE_HOME=" + dir.path() + " ";
+
+  // Nothing cached yet: record stores no cost, and --compensate says what to do.
+  auto r0 = run_shell(env + uprof_binary() + " record -o " + dir.file("a.data") + " -e add -- " +
+                      fixture("x86_64", "workload") + " calls 100");
+  ASSERT_EQ(r0.exit_code, 0) << r0.err;
+  EXPECT_NE(r0.err.find("first instructions: add "), std::string::npos) << r0.err;
+  auto c0 = run_shell(env + uprof_binary() + " report --compensate " + dir.file("a.data"));
+  EXPECT_NE(c0.exit_code, 0);
+  EXPECT_NE(c0.err.find("uprof bench"), std::string::npos) << c0.err;
+
+  auto b = run_shell(env + uprof_binary() + " bench --quick");
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_NE(b.out.find("single-stepped ("), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("emulated (push %rbp)"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("optimized (nop5)"), std::string::npos) << b.out;
+
+  std::ifstream in(probe_cost_cache_path(current_kernel().release, dir.path().c_str(), nullptr, true));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto table = parse_probe_costs(ss.str());
+  ASSERT_TRUE(table.ok()) << table.error().message << "\n" << ss.str();
+  EXPECT_EQ(table->boot_id, current_kernel().boot_id);
+  for (InsnClass c : {InsnClass::SingleStepped, InsnClass::Emulated, InsnClass::Optimized}) {
+    const ClassCost* cc = table->find(c);
+    ASSERT_NE(cc, nullptr) << to_string(c);
+    for (double v : {cc->entry_ns, cc->return_ns, cc->call_ns, static_cast<double>(cc->inside_ns)}) {
+      EXPECT_GT(v, 0) << to_string(c) << "\n" << b.out;
+      EXPECT_LT(v, 1e6) << to_string(c) << "\n" << b.out;
+    }
+  }
+  auto show = run_shell(env + uprof_binary() + " bench --show");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("emulated (push %rbp)"), std::string::npos) << show.out;
+
+  // Now record stores the figure of the probed function's class...
+  auto r1 = run_shell(env + uprof_binary() + " record -o " + dir.file("b.data") + " -e add -- " +
+                      fixture("x86_64", "workload") + " calls 100");
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.err.find("per call is the probes'"), std::string::npos) << r1.err;
+  auto f = DataFileReader::open(dir.file("b.data"));
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  uint64_t cost = f->meta().probe_cost_ns;
+  EXPECT_GT(cost, 0u);
+  auto probe = run_shell(uprof_binary() + " probe " + fixture("x86_64", "workload") + " add");
+  ASSERT_EQ(probe.exit_code, 0) << probe.err;
+  bool found = false;
+  for (InsnClass c : {InsnClass::SingleStepped, InsnClass::Emulated, InsnClass::Optimized}) {
+    if (probe.out.find(std::string(to_string(c)) + " (") == std::string::npos) continue;
+    found = true;
+    EXPECT_EQ(cost, table->find(c)->inside_ns) << probe.out;
+  }
+  EXPECT_TRUE(found) << probe.out;
+
+  // ...and report --compensate takes it off, in every format.
+  auto text = run_shell(uprof_binary() + " report --compensate " + dir.file("b.data"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("latency:  compensated: "), std::string::npos) << text.out;
+  auto json = run_shell(uprof_binary() + " report --format json --compensate " + dir.file("b.data"));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"compensated_ns\":" + std::to_string(cost)), std::string::npos) << json.out;
+  auto csv = run_shell(uprof_binary() + " report --format csv --compensate " + dir.file("b.data"));
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",unmatched,compensated_ns\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("," + std::to_string(cost) + "\n"), std::string::npos) << csv.out;
+}
+
+}  // namespace
+}  // namespace uprof

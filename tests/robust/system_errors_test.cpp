@@ -1,0 +1,171 @@
+// System errors: each ends uprof with one clear line and a non-zero exit status
+// (or, for the workload's own failures, the status a shell would give).
+#include <sys/mount.h>
+
+#include <regex>
+
+#include "robust_support.h"
+
+namespace uprof::robust {
+namespace {
+
+using test::fixture;
+using test::uprof_binary;
+
+// The one line uprof printed (notes about other uprofs' leftovers aside).
+std::string the_error_line(const Finished& r) {
+  auto lines = error_lines(r.err);
+  EXPECT_EQ(lines.size(), 1u) << r.err;
+  return lines.empty() ? "" : lines.front();
+}
+
+TEST(SystemErrors, TooManyOpenFilesSaysHowManyAreNeeded) {
+  REQUIRE_ROOT_AND_UPROBES();
+  test::TempDir dir;
+  Child::Options low{.in_child = [] {
+    rlimit rl{.rlim_cur = 40, .rlim_max = 40};
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }};
+  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
+                      fixture("x86_64", "workload"), "calls", "10"},
+                     low);
+  EXPECT_EQ(r.exit_code, 1);
+  std::string line = the_error_line(r);
+  // 4 probes (2 entries, 2 returns) and the task records' event, x the online CPUs.
+  std::size_t cpus = std::thread::hardware_concurrency();
+  EXPECT_NE(line.find("uprof: attach: " + std::to_string(5 * cpus) + " perf events (one per probe per CPU, and one per CPU for task records) need about "),
+            std::string::npos) << line;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex(R"(need about (\d+) open files, but RLIMIT_NOFILE's hard limit is 40: raise it with ulimit -n (\d+) )")))
+      << line;
+  EXPECT_EQ(m[1], m[2]);
+  EXPECT_GT(std::stoi(m[1]), 40);
+  EXPECT_TRUE(r.out.empty()) << "the workload ran: " << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("u.data")));
+}
+
+// A tmpfs of 64 KiB fills up while recording: uprof stops with one line, and the
+// file holds every whole section written before.
+TEST(SystemErrors, DiskFullWhileRecordingKeepsWhatWasWritten) {
+  REQUIRE_ROOT_AND_UPROBES();
+  test::TempDir dir;
+  std::string mnt = dir.file("small");
+  std::filesystem::create_directory(mnt);
+  ASSERT_EQ(::mount("uprof-test", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k"), 0) << std::strerror(errno);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{mnt};
+  std::string out = mnt + "/u.data";
+  // 200,000 calls with two values: about 2.5 MB of events.
+  auto r = run_child({uprof_binary(), "record", "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
+                      "calls", "200000"});
+  EXPECT_EQ(r.exit_code, 1);
+  std::string line = the_error_line(r);
+  EXPECT_TRUE(std::regex_search(line, std::regex("^uprof: store: " + out + ": write failed at byte \\d+: No space left "
+                                                 "on device; recording stopped \\(the workload was killed\\); what was "
+                                                 "written before is readable: uprof report " + out + "$")))
+      << line;
+  auto rep = test::run({uprof_binary(), "report", out, "--hist", "none"});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_NE(rep.err.find("cut short at byte"), std::string::npos) << rep.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rep.out, m, std::regex(R"(\nadd +([0-9,]+) )"))) << rep.out;
+  EXPECT_GT(std::stoi(std::regex_replace(m[1].str(), std::regex(","), "")), 1000);
+  // Whole sections only: the reader finds no partial one.
+  EXPECT_EQ(rep.err.find("incomplete"), std::string::npos) << rep.err;
+  EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
+}
+
+TEST(SystemErrors, DevFull) {
+  REQUIRE_ROOT_AND_UPROBES();
+  auto r = run_child({uprof_binary(), "record", "-o", "/dev/full", "-e", "add", "--", fixture("x86_64", "workload"),
+                      "calls", "10"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(the_error_line(r), "uprof: store: /dev/full: No space left on device");
+  EXPECT_TRUE(r.out.empty()) << "the workload ran: " << r.out;
+  EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
+}
+
+// As user nobody, both backends say that root is needed.
+TEST(SystemErrors, NotRootSaysRootIsNeeded) {
+  REQUIRE_ROOT_AND_UPROBES();
+  test::TempDir dir;
+  for (std::string backend : {"tracefs", "pmu"}) {
+    auto r = run_child({"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", uprof_binary(),
+                        "record", "--backend", backend, "-o", dir.file("u.data"), "-e", "add", "--",
+                        fixture("x86_64", "workload"), "calls", "10"});
+    EXPECT_EQ(r.exit_code, 1) << backend;
+    std::string line = the_error_line(r);
+    EXPECT_NE(line.find("CAP_SYS_ADMIN"), std::string::npos) << backend << ": " << line;
+    EXPECT_NE(line.find("root"), std::string::npos) << backend << ": " << line;
+    EXPECT_TRUE(r.out.empty()) << "the workload ran: " << r.out;
+  }
+}
+
+// A kernel without the uprobe PMU, seen through a sysfs root without it.
+TEST(SystemErrors, NoUprobePmuNamesTheKernelOption) {
+  test::TempDir sysfs;
+  auto r = run_child({uprof_binary(), "record", "--backend", "pmu", "-o", sysfs.file("u.data"), "-e", "add", "--",
+                      fixture("x86_64", "workload"), "calls", "10"},
+                     {.env = {"UPROF_SYSFS_ROOT=" + sysfs.path()}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(the_error_line(r), "uprof: attach: no uprobe PMU at " + sysfs.path() +
+                                   "/bus/event_source/devices/uprobe: the kernel needs CONFIG_UPROBES and "
+                                   "CONFIG_UPROBE_EVENTS (Linux 4.17 or later)");
+  EXPECT_TRUE(r.out.empty()) << "the workload ran: " << r.out;
+}
+
+TEST(SystemErrors, NoSuchPid) {
+  ASSERT_FALSE(std::filesystem::exists("/proc/999999"));
+  auto r = run_child({uprof_binary(), "record", "-e", "add", "-p", "999999"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(the_error_line(r), "uprof: record: -p 999999: no such process");
+  auto zero = run_child({uprof_binary(), "record", "-e", "add", "-p", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(the_error_line(zero).find("-p takes a process id greater than 0"), std::string::npos) << zero.err;
+}
+
+// As a shell: 127 when the command does not exist, 126 when it cannot be run.
+TEST(SystemErrors, WorkloadThatCannotBeExecuted) {
+  test::TempDir dir;
+  std::ofstream(dir.file("script")) << "#!/bin/sh\necho hi\n";  // mode 0644: not executable
+  struct Case {
+    std::string cmd;
+    int status;
+    std::string line;
+  };
+  for (const Case& c : {Case{"/nonexistent/prog", 127, "uprof: workload: /nonexistent/prog: No such file or directory"},
+                        Case{"no-such-command-uprof", 127, "uprof: workload: no-such-command-uprof: command not found in PATH"},
+                        Case{dir.file("script"), 126, "uprof: workload: " + dir.file("script") + ": Permission denied"},
+                        Case{dir.path(), 126, "uprof: workload: " + dir.path() + ": is a directory"}}) {
+    auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", fixture("x86_64", "workload") + ":add",
+                        "--", c.cmd});
+    EXPECT_EQ(r.exit_code, c.status) << c.cmd << ": " << r.err;
+    EXPECT_EQ(the_error_line(r), c.line);
+    EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
+  }
+}
+
+TEST(SystemErrors, WorkloadKilledBySignal) {
+  REQUIRE_ROOT_AND_UPROBES();
+  test::TempDir dir;
+  Child::Options no_core{.in_child = [] {
+    rlimit rl{.rlim_cur = 0, .rlim_max = 0};
+    ::setrlimit(RLIMIT_CORE, &rl);
+  }};
+  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--",
+                      fixture("x86_64", "workload"), "signal", std::to_string(SIGSEGV)},
+                     no_core);
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+  EXPECT_NE(r.err.find("uprof: 2 events recorded, 0 lost (kernel counted 2)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\nuprof: the workload was killed by SIGSEGV (exit status 139)\n"), std::string::npos) << r.err;
+  // The file is whole and says how the workload ended.
+  auto rep = test::run({uprof_binary(), "report", dir.file("u.data"), "--hist", "none"});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_NE(rep.out.find("exit status 139"), std::string::npos) << rep.out;
+  EXPECT_TRUE(rep.err.empty()) << rep.err;
+}
+
+}  // namespace
+}  // namespace uprof::robust
