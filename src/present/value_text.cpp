@@ -99,7 +99,8 @@ ValueText value_text(std::span<const ValueSpec> specs, std::span<const uint64_t>
   } else {
     bool any = false;
     for (const auto& m : head.members) {
-      if (m.offset + m.size > bytes.size()) continue;
+      // Not `m.offset + m.size`: a damaged file's offset near 2^32 wraps that sum.
+      if (m.offset > bytes.size() || m.size > bytes.size() - m.offset) continue;
       uint64_t raw = 0;
       std::memcpy(&raw, bytes.data() + m.offset, m.size);
       s += (any ? ", " : "") + m.name + "=" +
