@@ -187,7 +187,8 @@ TEST(TypedArgsArm64, HandBuiltSamplesReportOnThisHost) {
     for (auto [r, v] : regs) s.regs[static_cast<std::size_t>(r)] = v;
     static std::vector<std::byte> stack;
     stack.assign(stack_words.size() * 8, std::byte{0});
-    std::memcpy(stack.data(), stack_words.data(), stack.size());
+    // Not for no words: memcpy from an empty vector's null data() is UB (UBSan).
+    if (!stack.empty()) std::memcpy(stack.data(), stack_words.data(), stack.size());
     s.stack = stack;
     s.stack_dyn_size = stack.size();
     return s;
