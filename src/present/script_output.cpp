@@ -58,6 +58,18 @@ struct Capture final : PairingSink {
   }
 };
 
+// "ns::Klass::add(long, int)" -> "ns::Klass::add": a call line shows the
+// arguments themselves in the parentheses.
+std::string call_name(const std::string& name) {
+  if (name.empty() || name.back() != ')') return name;
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ')') depth++;
+    else if (name[i] == '(' && --depth == 0) return i > 0 ? name.substr(0, i) : name;
+  }
+  return name;
+}
+
 // The return side of a call line: " = 11", or " = {x=5, y=2}", then any other
 // values the return probe captured.
 std::string return_text(std::span<const ValueSpec> specs, std::span<const uint64_t> vals, uint32_t missing) {
@@ -174,7 +186,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
       const FunctionInfo& fi = functions.functions[u.function];
       if (u.reason == UnmatchedReason::ReturnWithoutEntry || !admitted(u.pid, u.tid, u.time, fi.name)) continue;
       const ProbeInfo& p = probes[u.probe];
-      out << thread_prefix(u.time, u.pid, u.tid) << fi.name << "("
+      out << thread_prefix(u.time, u.pid, u.tid) << call_name(fi.name) << "("
           << values_list(p.values, cap.unmatched_values[k], u.missing, 0, p.values.size()) << ")  <no return: "
           << to_string(u.reason) << ">\n";
     }
@@ -271,7 +283,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
           const Call& c = *cap.call;
           std::span<const ValueSpec> specs(fi.values);
           std::span<const uint64_t> cv(cap.call_values);
-          line += fname + "(" + values_list(specs.first(fi.return_values_at), cv.first(cap.call_entry_count),
+          line += call_name(fname) + "(" + values_list(specs.first(fi.return_values_at), cv.first(cap.call_entry_count),
                                              c.entry_missing, 0, fi.return_values_at) + ")" +
                   return_text(specs.subspan(fi.return_values_at), cv.subspan(cap.call_entry_count), c.return_missing) +
                   "  [" +
@@ -279,7 +291,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
         } else if (is_ret) {
           line += fname + "%return" + return_text(p.values, vals, e.missing);
         } else {
-          line += fname + "(" + values_list(p.values, vals, e.missing, 0, p.values.size()) + ")";
+          line += call_name(fname) + "(" + values_list(p.values, vals, e.missing, 0, p.values.size()) + ")";
         }
         out << line << "\n";
       } else {

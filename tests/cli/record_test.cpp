@@ -30,26 +30,8 @@ bool have_pmu() { return std::filesystem::exists("/sys/bus/event_source/devices/
                                    "the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS"; \
   if (geteuid() != 0) GTEST_SKIP() << "not root: the uprobe PMU needs CAP_SYS_ADMIN"
 
-struct Recording {
-  std::vector<ProbeInfo> probes;
-  std::vector<Event> samples;
-  std::optional<Trailer> trailer;
-  std::vector<std::string> problems;
-};
-
-Recording load(const std::string& path) {
-  Recording r;
-  auto f = DataFileReader::open(path);
-  EXPECT_TRUE(f) << f.error().message;
-  if (!f) return r;
-  r.probes = f->probes();
-  Event e;
-  while (f->next(e))
-    if (e.kind == EventKind::Sample) r.samples.push_back(e);
-  r.trailer = f->trailer();
-  r.problems = f->problems();
-  return r;
-}
+using Recording = test::LoadedRecording;
+Recording load(const std::string& path) { return test::load_recording(path); }
 
 // Entry and return counts per probe kind.
 std::pair<uint64_t, uint64_t> entries_returns(const Recording& r) {

@@ -121,6 +121,20 @@ TEST_P(TypedArgs, JsonLinesCarryTypedValues) {
   EXPECT_NE(j.out.find(R"("b":true,"c":"'A'","sc":"-3","uc":"200")"), std::string::npos) << j.out;
 }
 
+// C++: a method's `this`, a class with a copy constructor passed by invisible
+// reference (its member read through the address), a reference parameter.
+TEST_P(TypedArgs, CxxMethodThisAndByReference) {
+  REQUIRE_UPROBES();
+  const std::string bin = fixture("x86_64", std::string("args_cpp_") + GetParam());
+  auto lines = record_and_script({"shapes::*"}, bin);
+  auto matches = [&](const std::string& re) {
+    return std::any_of(lines.begin(), lines.end(), [&](auto& l) { return std::regex_match(l, std::regex(re)); });
+  };
+  EXPECT_TRUE(matches(R"(shapes::Acc::add\(this=0x[0-9a-f]+, v=5, times=3\) = 15)")) << ::testing::PrintToString(lines);
+  EXPECT_TRUE(has(lines, "shapes::by_tracked(t={id=1005}, k=2) = 1007")) << ::testing::PrintToString(lines);
+  EXPECT_TRUE(matches(R"(shapes::by_ref\(r=0x[0-9a-f]+, k=4\) = 20)")) << ::testing::PrintToString(lines);
+}
+
 INSTANTIATE_TEST_SUITE_P(Opt, TypedArgs, ::testing::Values("O0", "O2"));
 
 TEST(TypedArgsErrors, UnknownParameterAndNoDwarf) {

@@ -62,9 +62,7 @@ TEST(NothingLeftInstalled, CtrlC) {
   std::string pidfile = dir.file("pid");
   Child rec({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
              "loop", pidfile});
-  for (int i = 0; i < 500 && !std::filesystem::exists(pidfile); i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  ASSERT_TRUE(test::wait_for_file(pidfile));
   EXPECT_EQ(tracefs_lines_of(rec.pid()).size(), 2u) << "add's entry and return, while recording";
   ::kill(rec.pid(), SIGINT);
   auto st = rec.wait_for(std::chrono::seconds(10));

@@ -101,9 +101,7 @@ TEST(Sigkill, ProbeCleanupRemovesTheLeftovers) {
   std::string pidfile = dir.file("pid");
   Child rec({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
              "loop", pidfile});
-  for (int i = 0; i < 500 && !std::filesystem::exists(pidfile); i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  ASSERT_TRUE(test::wait_for_file(pidfile));
   ::kill(rec.pid(), SIGKILL);
   EXPECT_EQ(rec.wait(), 128 + SIGKILL);
   pid_t workload = std::stoi(slurp_file(pidfile));

@@ -162,26 +162,8 @@ inline std::vector<std::string> tracefs_lines_of(pid_t uprof_pid) {
   return lines;
 }
 
-struct Loaded {
-  std::vector<ProbeInfo> probes;
-  std::vector<Event> samples;
-  std::optional<Trailer> trailer;
-  std::vector<std::string> problems;
-};
-
-inline Loaded load_data(const std::string& path) {
-  Loaded r;
-  auto f = DataFileReader::open(path);
-  EXPECT_TRUE(f) << f.error().message;
-  if (!f) return r;
-  r.probes = f->probes();
-  Event e;
-  while (f->next(e))
-    if (e.kind == EventKind::Sample) r.samples.push_back(e);
-  r.trailer = f->trailer();
-  r.problems = f->problems();
-  return r;
-}
+using Loaded = test::LoadedRecording;
+inline Loaded load_data(const std::string& path) { return test::load_recording(path); }
 
 // A pid that no process has: one of ours, already reaped.
 inline pid_t dead_pid() {

@@ -1,12 +1,17 @@
 #include "support/test_support.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
+
+#include "uprof/store/data_file.h"
 
 namespace uprof::test {
 
@@ -71,6 +76,26 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+LoadedRecording load_recording(const std::string& path) {
+  LoadedRecording r;
+  auto f = DataFileReader::open(path);
+  EXPECT_TRUE(f) << f.error().message;
+  if (!f) return r;
+  r.probes = f->probes();
+  Event e;
+  while (f->next(e))
+    if (e.kind == EventKind::Sample) r.samples.push_back(e);
+  r.trailer = f->trailer();
+  r.problems = f->problems();
+  return r;
+}
+
+bool wait_for_file(const std::string& path, double seconds) {
+  for (int i = 0; i < static_cast<int>(seconds * 100) && !std::filesystem::exists(path); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return std::filesystem::exists(path);
 }
 
 }  // namespace uprof::test

@@ -2,8 +2,11 @@
 // capturing its output, and a temporary directory removed at scope exit.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "uprof/store/recording.h"
 
 namespace uprof::test {
 
@@ -34,5 +37,18 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// A data file read whole: its probes, its samples, the trailer, what the reader
+// found wrong. A file that does not open fails the test (EXPECT) and reads empty.
+struct LoadedRecording {
+  std::vector<ProbeInfo> probes;
+  std::vector<Event> samples;
+  std::optional<Trailer> trailer;
+  std::vector<std::string> problems;
+};
+LoadedRecording load_recording(const std::string& path);
+
+// Waits up to `seconds` for a file to appear (a workload's pid file).
+bool wait_for_file(const std::string& path, double seconds = 5);
 
 }  // namespace uprof::test
