@@ -261,8 +261,12 @@ TEST(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
   auto rec = load(out);
   auto [en, re] = entries_returns(rec);
   EXPECT_GT(en, 10u);
-  EXPECT_LE(en - re, 1u);  // at most the call it was killed in
   ASSERT_TRUE(rec.trailer);
+  // Entries and returns pair up but for the call it was killed in, and for
+  // samples the kernel dropped (a slow drain, e.g. under the sanitizers).
+  const uint64_t lost = rec.trailer->lost;
+  EXPECT_LE(en, re + 1 + lost) << lost << " lost";
+  EXPECT_LE(re, en + lost) << lost << " lost";
   EXPECT_TRUE(rec.problems.empty());
 }
 
