@@ -277,7 +277,8 @@ void Aggregator::on_call(const Call& c) {
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by);
   ++g.calls;
-  uint64_t d = c.duration > options_.compensate_ns ? c.duration - options_.compensate_ns : 0;
+  uint64_t comp = options_.compensation_for(c.function);
+  uint64_t d = c.duration > comp ? c.duration - comp : 0;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;

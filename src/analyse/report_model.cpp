@@ -4,6 +4,20 @@
 
 namespace uprof {
 
+std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const ProbeFunctions& functions) {
+  auto of_probe = [&](uint32_t probe) -> uint64_t {
+    return probe < meta.probe_costs_ns.size() ? meta.probe_costs_ns[probe] : 0;
+  };
+  std::vector<uint64_t> out;
+  out.reserve(functions.functions.size());
+  for (const auto& f : functions.functions) {
+    uint64_t c = of_probe(f.entry_probe);
+    if (!c) c = of_probe(f.return_probe);
+    out.push_back(c ? c : meta.probe_cost_ns);
+  }
+  return out;
+}
+
 Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options) {
   UPROF_ASSIGN(DataFileReader reader, DataFileReader::open(path));
   ReportModel m;
@@ -14,11 +28,15 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   m.functions = group_probes(m.probes);
   m.options = options;
   m.options.start_time = m.meta.start_monotonic_ns;
+  m.probe_cost = probe_cost_by_function(m.meta, m.functions);
   if (m.options.compensate) {
-    if (!m.meta.probe_cost_ns)
+    if (std::none_of(m.probe_cost.begin(), m.probe_cost.end(), [](uint64_t c) { return c != 0; }))
       return err("report: ", path, " holds no probe cost to compensate for (run 'uprof bench' once on the "
                  "recording machine, then 'uprof record')");
-    m.options.compensate_ns = m.meta.probe_cost_ns;
+    m.options.compensate_by_function = m.probe_cost;
+    m.options.compensate_ns = 0;
+    for (uint64_t c : m.probe_cost)
+      if (c && (!m.options.compensate_ns || c < m.options.compensate_ns)) m.options.compensate_ns = c;
   }
   UPROF_TRY(check_aggregate_options(m.functions, m.options));
 

@@ -17,7 +17,7 @@ std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes
     if (p.function.empty()) label << "0x" << std::hex << p.file_offset;
     else if (p.offset_in_function) label << p.function << "+0x" << std::hex << p.offset_in_function;
     else label << p.function;
-    sites.push_back({label.str(), std::move(info).value()});
+    sites.push_back({label.str(), std::move(info).value(), p.path, p.file_offset});
   }
   return sites;
 }
@@ -45,6 +45,22 @@ uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSi
   std::vector<InsnClass> classes;
   for (const auto& s : sites) classes.push_back(s.info.cls);
   return call_cost_for(t, classes);
+}
+
+std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+                                      const std::vector<ProbeSite>& sites) {
+  std::vector<uint64_t> out;
+  out.reserve(probes.size());
+  for (const auto& p : probes) {
+    uint64_t cost = 0;
+    for (const auto& s : sites)
+      if (s.path == p.path && s.file_offset == p.file_offset) {
+        if (const ClassCost* cc = t.find(s.info.cls)) cost = cc->inside_ns;
+        break;
+      }
+    out.push_back(cost);
+  }
+  return out;
 }
 
 }  // namespace uprof

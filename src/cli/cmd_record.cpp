@@ -134,14 +134,14 @@ int cmd_record(int argc, char** argv) {
 
   // One line before the run: what the kernel does at each probe (what a hit will cost),
   // and the cost `uprof bench` measured for this kernel, which goes into the file.
-  req.on_planned = [](const std::vector<ProbeInfo>& probes) -> uint64_t {
+  req.on_planned = [](const std::vector<ProbeInfo>& probes) -> std::vector<uint64_t> {
     auto sites = classify_probe_sites(probes, host_arch());
     auto costs = load_cached_probe_costs();
     uint64_t cost = costs ? probe_cost_for_sites(*costs, sites) : 0;
     std::string line = render_probe_sites(sites);
     if (cost) line += "; ~" + format_duration(cost) + " per call is the probes' ('uprof bench')";
     if (!line.empty()) std::cerr << line << "\n";
-    return cost;
+    return costs ? probe_costs_for(*costs, probes, sites) : std::vector<uint64_t>{};
   };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -124,7 +125,10 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   if (req.on_note)
     for (const auto& n : notes) req.on_note(n);
   UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
-  uint64_t probe_cost_ns = req.on_planned ? req.on_planned(plan.probes) : 0;
+  std::vector<uint64_t> probe_costs = req.on_planned ? req.on_planned(plan.probes) : std::vector<uint64_t>{};
+  if (probe_costs.size() != plan.probes.size() ||
+      std::none_of(probe_costs.begin(), probe_costs.end(), [](uint64_t c) { return c != 0; }))
+    probe_costs.clear();
   const ArchInfo& arch = arch_info(host_arch());
 
   std::vector<ProbeRequest> requests;
@@ -177,7 +181,9 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   meta.uprof_version = UPROF_VERSION;
   meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-  meta.probe_cost_ns = probe_cost_ns;
+  for (uint64_t c : probe_costs)
+    if (c && (!meta.probe_cost_ns || c < meta.probe_cost_ns)) meta.probe_cost_ns = c;
+  meta.probe_costs_ns = std::move(probe_costs);
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;

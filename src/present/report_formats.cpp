@@ -92,6 +92,8 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     }
     w.field("paired", f.paired());
     w.field("calls", g.calls);
+    w.field("probe_cost_ns", g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0);
+    w.field("compensated_ns", m.options.compensate ? m.options.compensation_for(g.function) : 0);
     w.key("latency_ns");
     if (f.paired() && h.count()) {
       w.begin_object();
@@ -182,7 +184,7 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
       os << ",,,,,,,,";
     }
     os << "," << g.unmatched_total();
-    if (comp) os << "," << m.options.compensate_ns;
+    if (comp) os << "," << m.options.compensation_for(g.function);
     os << "\n";
   }
   return os.str();

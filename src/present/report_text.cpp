@@ -140,9 +140,17 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
   }
   os << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
-  if (m.options.compensate_ns)
-    os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
-       << " (the probes' own cost per call, from 'uprof bench') taken off every duration, at least 0\n";
+  if (m.options.compensate_ns) {
+    const auto& by = m.options.compensate_by_function;
+    auto [lo, hi] = std::minmax_element(by.begin(), by.end());
+    if (by.empty() || *lo == *hi)
+      os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
+         << " (the probes' own cost per call, from 'uprof bench') taken off every duration, at least 0\n";
+    else
+      os << "latency:  compensated: " << format_duration(*lo) << " to " << format_duration(*hi)
+         << " (each function's probes' own cost per call, by its first instruction, from 'uprof bench')"
+            " taken off every duration, at least 0\n";
+  }
   if (m.filtered_out) os << "filtered: " << commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
@@ -184,9 +192,10 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     }
     if (g.calls_spanning_loss)
       section("  " + commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
-    if (m.meta.probe_cost_ns && g.latency.count() && g.latency.percentile(50) < 10 * m.meta.probe_cost_ns)
+    if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
+        cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
       section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
-              format_duration(m.meta.probe_cost_ns) + " per call): the probe dominates what is measured");
+              format_duration(cost) + " per call): the probe dominates what is measured");
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");

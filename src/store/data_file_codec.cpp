@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <optional>
 
 #include "uprof/store/data_file.h"
 #include "uprof/store/varint.h"
@@ -19,6 +20,21 @@ uint64_t to_u64(const std::string& s) {
   return v;
 }
 
+// "1556 1556 15968": one number per probe, space-separated.
+std::optional<std::vector<uint64_t>> parse_cost_list(const std::string& s) {
+  std::vector<uint64_t> out;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  while (p < end) {
+    uint64_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || (next < end && *next != ' ')) return std::nullopt;
+    out.push_back(v);
+    p = next < end ? next + 1 : next;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string encode_meta(const RecordingMeta& m) {
@@ -30,6 +46,11 @@ std::string encode_meta(const RecordingMeta& m) {
   kv.emplace_back("start_realtime_ns", std::to_string(m.start_realtime_ns));
   kv.emplace_back("start_monotonic_ns", std::to_string(m.start_monotonic_ns));
   kv.emplace_back("probe_cost_ns", std::to_string(m.probe_cost_ns));
+  if (!m.probe_costs_ns.empty()) {
+    std::string list;
+    for (uint64_t c : m.probe_costs_ns) list += (list.empty() ? "" : " ") + std::to_string(c);
+    kv.emplace_back("probe_costs_ns", list);
+  }
   std::string out;
   put_varint(out, kv.size());
   for (auto& [k, v] : kv) {
@@ -54,6 +75,11 @@ Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
     else if (*k == "start_realtime_ns") m.start_realtime_ns = to_u64(*v);
     else if (*k == "start_monotonic_ns") m.start_monotonic_ns = to_u64(*v);
     else if (*k == "probe_cost_ns") m.probe_cost_ns = to_u64(*v);
+    else if (*k == "probe_costs_ns") {
+      auto costs = parse_cost_list(*v);
+      if (!costs) return bad("META", r, "probe_costs_ns is not a list of numbers");
+      m.probe_costs_ns = std::move(*costs);
+    }
   }
   return m;
 }

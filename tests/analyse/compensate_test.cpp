@@ -7,6 +7,8 @@
 
 #include "analyse/event_builders.h"
 #include "uprof/analyse/report_model.h"
+#include "uprof/present/report_formats.h"
+#include "uprof/present/report_text.h"
 #include "uprof/store/data_file.h"
 
 namespace uprof {
@@ -60,6 +62,71 @@ TEST(Compensate, SubtractsTheProbeCostClampedAtZero) {
   EXPECT_EQ(h.min(), 0u);        // 100 - 250, clamped
   EXPECT_EQ(h.max(), 750u);      // 1000 - 250
   EXPECT_EQ(h.total(), 800u);    // 0 + 50 + 750
+  std::filesystem::remove(path);
+}
+
+// Two functions whose first instructions cost differently: each loses its own figure
+// (META probe_costs_ns, per probe), and the text, CSV and JSON say so per function.
+TEST(Compensate, EachFunctionLosesItsOwnInstructionsCost) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("uprof_compensate_" + std::to_string(getpid()) + "_per_probe"))
+                         .string();
+  RecordingMeta meta;
+  meta.start_monotonic_ns = 1'000'000;
+  meta.probe_cost_ns = 600;                        // the smallest: what an old reader uses
+  meta.probe_costs_ns = {600, 600, 16'000, 16'000};  // push %rbp (emulated), lea (single-stepped)
+  std::vector<ProbeInfo> probes{probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000),
+                                probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
+  {
+    auto w = DataFileWriter::create(path, meta, probes);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    uint64_t t = 2'000'000;
+    for (uint64_t d : {10'000u, 20'000u}) {
+      ASSERT_TRUE(w->add(sample(0, 7, t)).ok());
+      ASSERT_TRUE(w->add(sample(1, 7, t + d)).ok());
+      ASSERT_TRUE(w->add(sample(2, 7, t + 100'000)).ok());
+      ASSERT_TRUE(w->add(sample(3, 7, t + 100'000 + d)).ok());
+      t += 500'000;
+    }
+    Trailer tr;
+    tr.end_monotonic_ns = t;
+    tr.events = 8;
+    tr.counts = {{2, 2}, {2, 2}, {2, 2}, {2, 2}};
+    ASSERT_TRUE(w->finish(tr).ok());
+  }
+  AggregateOptions comp;
+  comp.compensate = true;
+  auto m = build_report(path, comp);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->groups.size(), 2u);
+  for (const auto& g : m->groups) {
+    const std::string& name = m->functions.functions[g.function].name;
+    if (name == "f") {
+      EXPECT_EQ(g.latency.min(), 9'400u);   // 10000 - 600
+      EXPECT_EQ(g.latency.max(), 19'400u);  // 20000 - 600
+    } else {
+      EXPECT_EQ(name, "g");
+      EXPECT_EQ(g.latency.min(), 0u);       // 10000 - 16000, clamped
+      EXPECT_EQ(g.latency.max(), 4'000u);   // 20000 - 16000
+    }
+  }
+  EXPECT_EQ(m->options.compensate_ns, 600u);
+
+  // g's median (10 us) is within 10x of its 16 us: flagged; f's, against 600 ns, is not.
+  AggregateOptions raw;
+  auto plain = build_report(path, raw);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  std::string text = render_text_report(*plain, TextReportOptions{});
+  EXPECT_NE(text.find("probe's own cost (16.0us per call)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("probe's own cost (600ns per call)"), std::string::npos) << text;
+
+  std::string comp_text = render_text_report(*m, TextReportOptions{});
+  EXPECT_NE(comp_text.find("compensated: 600ns to 16.0us (each function's"), std::string::npos) << comp_text;
+  std::string csv = render_csv_report(*m, TextReportOptions{});
+  EXPECT_NE(csv.find(",600\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",16000\n"), std::string::npos) << csv;
+  std::string json = render_json_report(*m, TextReportOptions{});
+  EXPECT_NE(json.find("\"probe_cost_ns\":16000,\"compensated_ns\":16000"), std::string::npos) << json;
   std::filesystem::remove(path);
 }
 

@@ -74,14 +74,34 @@ TEST(ProbeCost, RenderedTableNamesEveryMeasuredClass) {
 }
 
 TEST(ProbeSites, OneLineListsFewSitesAndCountsMany) {
-  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}},
-                               {"mul", {InsnClass::Optimized, "nop5", ""}}};
+  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}, "/bin/t", 0x1000},
+                               {"mul", {InsnClass::Optimized, "nop5", ""}, "/bin/t", 0x1100}};
   EXPECT_EQ(render_probe_sites(sites), "uprof: first instructions: add emulated (push %rbp), mul optimized (nop5)");
-  for (int i = 0; i < 4; i++) sites.push_back({"f" + std::to_string(i), {InsnClass::SingleStepped, "lea", ""}});
+  for (int i = 0; i < 4; i++) sites.push_back({"f" + std::to_string(i), {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x2000u + i});
   EXPECT_EQ(render_probe_sites(sites),
             "uprof: first instructions: 4 single-stepped, 1 emulated, 1 optimized ('uprof probe BIN FUNC' shows each)");
   EXPECT_EQ(render_probe_sites({}), "");
   EXPECT_EQ(probe_cost_for_sites(sample_table(), sites), 600u);
+}
+
+// Each probe gets the cost of its own instruction's class: an entry and a return probe on
+// one function share it, and a probe whose class was not measured (or whose file could
+// not be read, so it has no site) gets 0, never another class's figure.
+TEST(ProbeSites, PerProbeCostsFollowEachProbesInstruction) {
+  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}, "/bin/t", 0x1000},
+                               {"mul", {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x1100},
+                               {"nop", {InsnClass::Optimized, "nop5", ""}, "/bin/t", 0x1200}};
+  auto probe_at = [](ProbeKind k, const std::string& path, uint64_t off) {
+    ProbeInfo p;
+    p.kind = k;
+    p.path = path;
+    p.file_offset = off;
+    return p;
+  };
+  std::vector<ProbeInfo> probes{probe_at(ProbeKind::Entry, "/bin/t", 0x1000), probe_at(ProbeKind::Return, "/bin/t", 0x1000),
+                                probe_at(ProbeKind::Entry, "/bin/t", 0x1100), probe_at(ProbeKind::Entry, "/bin/t", 0x1200),
+                                probe_at(ProbeKind::Entry, "/lib/other.so", 0x1000)};
+  EXPECT_EQ(probe_costs_for(sample_table(), probes, sites), (std::vector<uint64_t>{600, 600, 2100, 0, 0}));
 }
 
 }  // namespace

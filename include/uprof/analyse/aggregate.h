@@ -65,11 +65,18 @@ struct AggregateOptions {
   std::optional<LinearSpec> linear{};    // also count a linear histogram per group
   uint32_t top_capacity = 32;          // Space-Saving counters per captured value
   uint32_t max_value_groups = 10'000;  // distinct --by values before "other"
-  // --compensate: take the probes' own cost of a call (RecordingMeta::probe_cost_ns,
-  // from `uprof bench`) off every duration, clamped at zero. build_report fills
-  // compensate_ns from the recording when `compensate` is set.
+  // --compensate: take the probes' own cost of a call (from `uprof bench`, stored by
+  // record) off every duration, clamped at zero. build_report fills these from the
+  // recording when `compensate` is set: compensate_by_function from each function's
+  // probed instruction (RecordingMeta::probe_costs_ns), compensate_ns with the
+  // smallest of them, used for a function that has no figure of its own.
   bool compensate = false;
   uint64_t compensate_ns = 0;
+  std::vector<uint64_t> compensate_by_function{};
+
+  uint64_t compensation_for(uint32_t function) const {
+    return function < compensate_by_function.size() ? compensate_by_function[function] : compensate_ns;
+  }
 };
 
 struct GroupStats {

@@ -32,7 +32,14 @@ struct ReportModel {
   std::vector<bool> selected;          // per function
   uint64_t filtered_out = 0;
   AggregateOptions options;
+  // Per function: what its probes add to a measured call (0 unknown), see probe_cost_by_function.
+  std::vector<uint64_t> probe_cost;
 };
+
+// Per function of `functions`, what its probes add to a measured call: the figure of
+// its entry probe's instruction (RecordingMeta::probe_costs_ns), else of its return
+// probe's, else the recording's single figure (files that hold no per-probe ones).
+std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const ProbeFunctions& functions);
 
 Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options);
 

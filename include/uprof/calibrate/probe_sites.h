@@ -14,6 +14,8 @@ namespace uprof {
 struct ProbeSite {
   std::string label;    // "add", "loop_sum+0x1c", or the offset
   InsnInfo info;
+  std::string path;     // the probed instruction
+  uint64_t file_offset = 0;
 };
 
 // One per probed instruction: an entry and a return probe on one function are one
@@ -27,5 +29,11 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
 
 // The figure for RecordingMeta::probe_cost_ns (see call_cost_for).
 uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSite>& sites);
+
+// RecordingMeta::probe_costs_ns: per probe, what the probes on its instruction add to a
+// measured call (ClassCost::inside_ns of the instruction's class); 0 when the class was
+// not measured or the probe's instruction is not among `sites`.
+std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+                                      const std::vector<ProbeSite>& sites);
 
 }  // namespace uprof

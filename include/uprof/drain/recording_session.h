@@ -42,10 +42,11 @@ struct RecordRequest {
   // Lines for the user before the run starts: a probe whose arguments cannot
   // be captured, a compiler clone, stale tracefs probes of a killed uprof removed.
   std::function<void(const std::string&)> on_note;
-  // Called once the probes are planned, before anything is opened: returns what one
-  // probed call costs the workload, for RecordingMeta::probe_cost_ns (0: unknown).
+  // Called once the probes are planned, before anything is opened: returns, per probe,
+  // what the probes on its instruction add to a measured call, for
+  // RecordingMeta::probe_costs_ns (0 or empty: unknown; probe_cost_ns gets the smallest).
   // `record` also uses it to say which class each probe's first instruction is in.
-  std::function<uint64_t(const std::vector<ProbeInfo>&)> on_planned{};
+  std::function<std::vector<uint64_t>(const std::vector<ProbeInfo>&)> on_planned{};
 };
 
 struct ProbeTally {

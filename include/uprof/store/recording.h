@@ -87,9 +87,13 @@ struct RecordingMeta {
   std::string uprof_version;
   uint64_t start_realtime_ns = 0;     // wall clock at start, to show a date
   uint64_t start_monotonic_ns = 0;    // the same instant on the event clock (CLOCK_MONOTONIC)
-  // The measured cost of one probe hit on this kernel (0 when unknown), for the
-  // report's "the probe dominates" caveat.
+  // What the probes add to a measured call on this kernel, from `uprof bench` (0 when
+  // unknown): the smallest among the probed instructions' classes, so that it never
+  // over-states any of them. Kept for readers of files without the per-probe figures.
   uint64_t probe_cost_ns = 0;
+  // The same per probe (by ProbeInfo::index), from the class of the probe's own
+  // instruction; empty when unknown (files written before it was stored).
+  std::vector<uint64_t> probe_costs_ns{};
 };
 
 enum class EventKind : uint8_t {
