@@ -249,8 +249,10 @@ run_one() {  # rep class tool [n]
       data=$base.uprof.data
       local backend=tracefs
       [ "$tool" = uprof-pmu ] && backend=pmu
+      # --no-calibrate: the first run on a fresh boot would otherwise measure probe costs
+      # first, which no other tool does (its CPU time would count in cmd_cpu_ms).
       # shellcheck disable=SC2086
-      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --backend "$backend" $UPROF_ARGS \
+      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --no-calibrate --backend "$backend" $UPROF_ARGS \
         -e "add_$c %di %si \$retval" -o "$data" -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
     perf)
       data=$base.perf.data

@@ -1,5 +1,7 @@
 #include "uprof/calibrate/probe_bench.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -99,9 +101,31 @@ Status run_bench_target(std::string_view short_name, uint64_t calls, const std::
   return ok();
 }
 
-Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& o) {
+Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts) {
   if (bench_targets().empty()) return err("bench: this build has no target functions for its architecture");
-  if (o.runs < 1) return err("bench: at least one run");
+  if (opts.runs < 1) return err("bench: at least one run");
+  ProbeBenchOptions o = opts;
+  std::error_code ec;
+  if (o.self_exe.empty()) {
+    o.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return err("bench: /proc/self/exe: ", ec.message());
+  }
+  // The work directory goes when this returns, whatever it returns.
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code e;
+      if (!path.empty()) std::filesystem::remove_all(path, e);
+    }
+  } own_dir;
+  if (o.work_dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path(ec) / "uprof-bench-XXXXXX").string();
+    if (ec || !mkdtemp(tmpl.data())) return err("bench: cannot make a directory like ", tmpl);
+    o.work_dir = own_dir.path = tmpl;
+  }
+  auto wanted = [&](InsnClass c) {
+    return o.classes.empty() || std::find(o.classes.begin(), o.classes.end(), c) != o.classes.end();
+  };
   ProbeCostTable table;
   KernelIdentity k = current_kernel();
   table.kernel = k.release;
@@ -117,6 +141,7 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& o) {
   for (int run = 0; run < o.runs; run++) {
     for (std::size_t i = 0; i < bench_targets().size(); i++) {
       const BenchTarget& t = bench_targets()[i];
+      if (!wanted(t.cls)) continue;
       uint64_t calls = t.cls == InsnClass::SingleStepped ? o.calls_step : o.calls_fast;
       // The same loop without probes, in this process: its CPU time is what the child's
       // would be (the loop is a few ns per call; the probes add microseconds).
@@ -133,6 +158,7 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& o) {
   table.unprobed_ns = median(unprobed);
   for (std::size_t i = 0; i < bench_targets().size(); i++) {
     const BenchTarget& t = bench_targets()[i];
+    if (!wanted(t.cls)) continue;
     ClassCost& cc = table.of(t.cls);
     cc.measured = true;
     std::vector<uint8_t> code(reinterpret_cast<const uint8_t*>(t.fn), reinterpret_cast<const uint8_t*>(t.fn) + 16);
@@ -143,6 +169,33 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& o) {
     cc.inside_ns = static_cast<uint64_t>(median(samples[i].inside) + 0.5);
   }
   return table;
+}
+
+RecordCalibration calibrate_for_record(std::span<const InsnClass> needed, bool measure,
+                                       const std::function<void(std::span<const InsnClass>)>& before_measuring) {
+  RecordCalibration out;
+  out.table = load_cached_probe_costs();
+  if (!measure) return out;
+  std::vector<InsnClass> missing;
+  for (InsnClass c : unmeasured_classes(out.table ? &*out.table : nullptr, needed))
+    for (const BenchTarget& t : bench_targets())
+      if (t.cls == c) missing.push_back(c);
+  if (missing.empty()) return out;
+  if (before_measuring) before_measuring(missing);
+  ProbeBenchOptions o;
+  o.quick();
+  o.classes = missing;
+  auto fresh = run_probe_bench(o);
+  if (!fresh) {
+    out.why = fresh.error().message;
+    return out;
+  }
+  ProbeCostTable merged = out.table.value_or(ProbeCostTable{});
+  merge_probe_costs(merged, *fresh);
+  out.table = merged;
+  out.measured = missing;
+  if (auto st = save_probe_costs(merged, probe_cost_cache_path()); !st) out.why = st.error().message;
+  return out;
 }
 
 }  // namespace uprof

@@ -190,6 +190,22 @@ uint64_t call_cost_for(const ProbeCostTable& t, std::span<const InsnClass> class
   return best;
 }
 
+std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed) {
+  std::vector<InsnClass> out;
+  for (InsnClass c : kMeasurable)
+    if (std::find(needed.begin(), needed.end(), c) != needed.end() && !(t && t->find(c))) out.push_back(c);
+  return out;
+}
+
+void merge_probe_costs(ProbeCostTable& into, const ProbeCostTable& fresh) {
+  into.kernel = fresh.kernel;
+  into.boot_id = fresh.boot_id;
+  into.arch = fresh.arch;
+  if (fresh.unprobed_ns > 0) into.unprobed_ns = fresh.unprobed_ns;
+  for (InsnClass c : kMeasurable)
+    if (const ClassCost* cc = fresh.find(c)) into.of(c) = *cc;
+}
+
 std::string render_probe_costs(const ProbeCostTable& t) {
   TextTable tab({{"FIRST INSTRUCTION"}, {"ENTRY/HIT", Align::Right}, {"RETURN/HIT", Align::Right},
                  {"ENTRY+RETURN/CALL", Align::Right}, {"IN A MEASURED CALL", Align::Right}});

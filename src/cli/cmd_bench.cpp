@@ -1,10 +1,6 @@
 // uprof bench: what a probe hit costs on this kernel, per class of first instruction;
 // cached per kernel and boot for `uprof record` to store in its data files.
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
 
 #include "command.h"
@@ -59,21 +55,10 @@ int cmd_bench(int argc, char** argv) {
   }
 
   ProbeBenchOptions o;
-  std::error_code ec;
-  o.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return fail("bench: /proc/self/exe: " + ec.message());
   o.runs = vm["runs"].as<int>();
-  if (vm.count("quick")) {
-    o.runs = 1;
-    o.calls_step = 1'000;
-    o.calls_fast = 5'000;
-  }
+  if (vm.count("quick")) o.quick();
   if (vm.count("verbose")) o.progress = [](std::string_view line) { std::cerr << "uprof bench: " << line << "\n"; };
-  std::string tmpl = (std::filesystem::temp_directory_path() / "uprof-bench-XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) return fail("bench: cannot make a directory in " + std::filesystem::temp_directory_path().string());
-  o.work_dir = tmpl;
   auto table = run_probe_bench(o);
-  std::filesystem::remove_all(o.work_dir, ec);
   if (!table) return fail(table.error().message);
   std::cout << render_probe_costs(*table);
   if (!vm.count("no-cache")) {

@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "uprof/analyse/duration_format.h"
+#include "uprof/calibrate/probe_bench.h"
 #include "uprof/calibrate/probe_sites.h"
 #include "uprof/drain/recording_session.h"
 
@@ -85,7 +86,10 @@ int cmd_record(int argc, char** argv) {
       "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "backend", po::value<std::string>()->default_value("tracefs"),
       "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
-      "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files");
+      "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files")(
+      "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot,\n"
+      "do not measure one (about half a second a class, once per boot): the report then has no\n"
+      "'probe dominates' note and no --compensate for it");
 
   auto [own, cmd] = split_command(argc, argv);
   std::vector<const char*> own_argv;
@@ -133,13 +137,24 @@ int cmd_record(int argc, char** argv) {
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
 
   // One line before the run: what the kernel does at each probe (what a hit will cost),
-  // and the cost `uprof bench` measured for this kernel, which goes into the file.
-  req.on_planned = [](const std::vector<ProbeInfo>& probes) -> std::vector<uint64_t> {
+  // and the cost measured for this kernel, which goes into the file: `uprof bench`'s,
+  // or measured now, quickly, for the classes it has no figure for (once per boot).
+  const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
+  req.on_planned = [measure](const std::vector<ProbeInfo>& probes) -> std::vector<uint64_t> {
     auto sites = classify_probe_sites(probes, host_arch());
-    auto costs = load_cached_probe_costs();
+    std::vector<InsnClass> classes;
+    for (const auto& site : sites) classes.push_back(site.info.cls);
+    auto cal = calibrate_for_record(classes, measure, [](std::span<const InsnClass> missing) {
+      std::string names;
+      for (InsnClass c : missing) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
+      std::cerr << "uprof: measuring what a probe costs on this kernel (" << names
+                << "; once per boot, cached; 'uprof bench' measures longer)\n";
+    });
+    if (!cal.why.empty()) std::cerr << "uprof: warning: " << cal.why << "\n";
+    const auto& costs = cal.table;
     uint64_t cost = costs ? probe_cost_for_sites(*costs, sites) : 0;
     std::string line = render_probe_sites(sites);
-    if (cost) line += "; ~" + format_duration(cost) + " per call is the probes' ('uprof bench')";
+    if (cost) line += "; ~" + format_duration(cost) + " per call is the probes'";
     if (!line.empty()) std::cerr << line << "\n";
     return costs ? probe_costs_for(*costs, probes, sites) : std::vector<uint64_t>{};
   };

@@ -66,6 +66,41 @@ TEST(ProbeCost, ARecordingGetsTheSmallestCostOfItsClasses) {
   EXPECT_EQ(call_cost_for(t, {}), 0u);
 }
 
+TEST(ProbeCost, RecordMeasuresOnlyTheClassesTheCacheLacks) {
+  ProbeCostTable t = sample_table();  // single-stepped and emulated
+  InsnClass needed[] = {InsnClass::Optimized, InsnClass::Emulated, InsnClass::Rejected, InsnClass::Optimized};
+  EXPECT_EQ(unmeasured_classes(&t, needed), std::vector<InsnClass>{InsnClass::Optimized});
+  InsnClass cached[] = {InsnClass::SingleStepped, InsnClass::Emulated};
+  EXPECT_TRUE(unmeasured_classes(&t, cached).empty());
+  // No cache: every measurable class asked for; a rejected probe has nothing to measure.
+  EXPECT_EQ(unmeasured_classes(nullptr, needed), (std::vector<InsnClass>{InsnClass::Emulated, InsnClass::Optimized}));
+  EXPECT_TRUE(unmeasured_classes(nullptr, {}).empty());
+}
+
+TEST(ProbeCost, AQuickMeasurementAddsToTheCachedTable) {
+  ProbeCostTable cached = sample_table();
+  ProbeCostTable fresh;
+  fresh.kernel = cached.kernel;
+  fresh.boot_id = cached.boot_id;
+  fresh.unprobed_ns = 1.7;
+  fresh.of(InsnClass::Optimized) = {.measured = true, .insn = "nop5", .entry_ns = 300, .return_ns = 900,
+                                    .call_ns = 1300, .inside_ns = 700};
+  fresh.of(InsnClass::Emulated) = {.measured = true, .insn = "push %rbp", .entry_ns = 530, .return_ns = 460,
+                                   .call_ns = 1010, .inside_ns = 610};
+  merge_probe_costs(cached, fresh);
+  EXPECT_EQ(cached.find(InsnClass::SingleStepped)->inside_ns, 2100u);  // kept
+  EXPECT_EQ(cached.find(InsnClass::Emulated)->inside_ns, 610u);        // replaced
+  EXPECT_EQ(cached.find(InsnClass::Optimized)->inside_ns, 700u);       // added
+  EXPECT_DOUBLE_EQ(cached.unprobed_ns, 1.7);
+
+  ProbeCostTable empty;  // no cache: the measurement is the table
+  merge_probe_costs(empty, fresh);
+  EXPECT_EQ(empty.kernel, fresh.kernel);
+  EXPECT_EQ(empty.boot_id, fresh.boot_id);
+  EXPECT_EQ(empty.find(InsnClass::SingleStepped), nullptr);
+  EXPECT_EQ(empty.find(InsnClass::Optimized)->call_ns, 1300);
+}
+
 TEST(ProbeCost, RenderedTableNamesEveryMeasuredClass) {
   std::string s = render_probe_costs(sample_table());
   EXPECT_NE(s.find("single-stepped (lea (48 8d 04 37))"), std::string::npos) << s;

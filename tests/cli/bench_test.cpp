@@ -32,14 +32,49 @@ TEST(BenchCli, MeasuresStoresAndCompensates) {
   test::TempDir dir;
   std::string env = "XDG_CACHE_HOME=" + dir.path() + " ";
 
-  // Nothing cached yet: record stores no cost, and --compensate says what to do.
-  auto r0 = run_shell(env + uprof_binary() + " record -o " + dir.file("a.data") + " -e add -- " +
+  // Nothing cached yet, and --no-calibrate: record stores no cost, and --compensate says
+  // what to do.
+  auto r0 = run_shell(env + uprof_binary() + " record --no-calibrate -o " + dir.file("a.data") + " -e add -- " +
                       fixture("x86_64", "workload") + " calls 100");
   ASSERT_EQ(r0.exit_code, 0) << r0.err;
   EXPECT_NE(r0.err.find("first instructions: add "), std::string::npos) << r0.err;
+  EXPECT_EQ(r0.err.find("measuring"), std::string::npos) << r0.err;
   auto c0 = run_shell(env + uprof_binary() + " report --compensate " + dir.file("a.data"));
   EXPECT_NE(c0.exit_code, 0);
   EXPECT_NE(c0.err.find("uprof bench"), std::string::npos) << c0.err;
+
+  // Without it, record measures the one class its probe needs (add starts with lea), caches
+  // it, and stores it; the next recording finds it in the cache.
+  auto q = run_shell(env + uprof_binary() + " record -o " + dir.file("q.data") + " -e add -- " +
+                     fixture("x86_64", "workload") + " calls 100");
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.err.find("measuring what a probe costs on this kernel (single-stepped; once per boot"),
+            std::string::npos)
+      << q.err;
+  EXPECT_NE(q.err.find("per call is the probes'"), std::string::npos) << q.err;
+  {
+    auto f = DataFileReader::open(dir.file("q.data"));
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    ASSERT_EQ(f->meta().probe_costs_ns.size(), f->probes().size());
+    for (uint64_t c : f->meta().probe_costs_ns) {
+      EXPECT_GT(c, 0u);
+      EXPECT_LT(c, 1'000'000u);
+    }
+    std::ifstream in(probe_cost_cache_path(current_kernel().release, dir.path().c_str(), nullptr, true));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto quick = parse_probe_costs(ss.str());
+    ASSERT_TRUE(quick.ok()) << quick.error().message << "\n" << ss.str();
+    ASSERT_NE(quick->find(InsnClass::SingleStepped), nullptr) << ss.str();
+    EXPECT_EQ(quick->find(InsnClass::SingleStepped)->inside_ns, f->meta().probe_costs_ns[0]);
+    EXPECT_EQ(quick->find(InsnClass::Emulated), nullptr) << ss.str();
+    EXPECT_EQ(quick->find(InsnClass::Optimized), nullptr) << ss.str();
+  }
+  auto q2 = run_shell(env + uprof_binary() + " record -o " + dir.file("q.data") + " -e add -- " +
+                      fixture("x86_64", "workload") + " calls 100");
+  ASSERT_EQ(q2.exit_code, 0) << q2.err;
+  EXPECT_EQ(q2.err.find("measuring"), std::string::npos) << q2.err;
+  EXPECT_NE(q2.err.find("per call is the probes'"), std::string::npos) << q2.err;
 
   auto b = run_shell(env + uprof_binary() + " bench --quick");
   ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
@@ -71,6 +106,7 @@ TEST(BenchCli, MeasuresStoresAndCompensates) {
                       fixture("x86_64", "workload") + " calls 100");
   ASSERT_EQ(r1.exit_code, 0) << r1.err;
   EXPECT_NE(r1.err.find("per call is the probes'"), std::string::npos) << r1.err;
+  EXPECT_EQ(r1.err.find("measuring"), std::string::npos) << r1.err;  // bench measured every class
   auto f = DataFileReader::open(dir.file("b.data"));
   ASSERT_TRUE(f.ok()) << f.error().message;
   const uint64_t step = table->find(InsnClass::SingleStepped)->inside_ns;

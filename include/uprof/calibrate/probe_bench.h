@@ -16,8 +16,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "uprof/calibrate/probe_cost.h"
 #include "uprof/util/result.h"
@@ -25,15 +28,38 @@
 namespace uprof {
 
 struct ProbeBenchOptions {
-  std::string self_exe;          // uprof's own binary (the targets live in it)
-  std::string work_dir;          // where the runs' data files go (removed after)
+  std::string self_exe;          // uprof's own binary (the targets live in it); empty: /proc/self/exe
+  std::string work_dir;          // where the runs' data files go; empty: a new one in $TMPDIR, removed after
+  std::vector<InsnClass> classes;  // the classes to measure; empty: every one this build has a target for
   int runs = 3;
   uint64_t calls_step = 5'000;   // calls per run of the single-stepped target (slow)
   uint64_t calls_fast = 20'000;  // calls per run of the others
   std::function<void(std::string_view)> progress;  // one line per recording; may be empty
+
+  // `bench --quick` and record's measurement: one run with fewer calls.
+  ProbeBenchOptions& quick() {
+    runs = 1;
+    calls_step = 1'000;
+    calls_fast = 5'000;
+    return *this;
+  }
 };
 
 Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts);
+
+// What `uprof record` runs before it starts when the cache has no figures for a class
+// its probes need: a quick measurement (one run, 1,000 or 5,000 calls: about half a second
+// a class here) of just the missing classes (those this build has a target for),
+// merged into the cached table and saved. Returns the table to use: the cached one
+// when nothing was missing, nullopt when nothing could be measured (`why` then says
+// why, unless there was nothing to measure).
+struct RecordCalibration {
+  std::optional<ProbeCostTable> table;
+  std::vector<InsnClass> measured;  // the classes measured now
+  std::string why;                  // a measurement or the cache write failed
+};
+RecordCalibration calibrate_for_record(std::span<const InsnClass> needed, bool measure,
+                                       const std::function<void(std::span<const InsnClass>)>& before_measuring);
 
 // The child's side: runs the target loop and writes "calls N cpu_ns C wall_ns W sum S"
 // to `result_path`.

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "uprof/arch/arch.h"
 #include "uprof/resolve/insn_class.h"
@@ -78,6 +79,16 @@ Status save_probe_costs(const ProbeCostTable& t, const std::string& path);
 // start with instructions of `classes`: the smallest measured one, so that
 // --compensate never takes off more than the probes added. 0 when none is known.
 uint64_t call_cost_for(const ProbeCostTable& t, std::span<const InsnClass> classes);
+
+// The measurable classes among `needed` that `t` has no figures for (every measurable
+// one when there is no table), each once, in InsnClass order (pure).
+std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed);
+
+// Puts `fresh`'s measured classes into `into`, replacing the same classes and keeping
+// the others, so that a quick measurement of one class at record time adds to what
+// `uprof bench` measured. `into` takes fresh's kernel, boot and arch, and its unprobed
+// figure when it has one (pure).
+void merge_probe_costs(ProbeCostTable& into, const ProbeCostTable& fresh);
 
 // The table `uprof bench` prints.
 std::string render_probe_costs(const ProbeCostTable& t);
