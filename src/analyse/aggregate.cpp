@@ -75,6 +75,7 @@ void GroupStats::merge(const GroupStats& other) {
   latency.merge(other.latency);
   if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
   calls_spanning_loss += other.calls_spanning_loss;
+  nested_probe_ns += other.nested_probe_ns;
   for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
   for (std::size_t i = 0; i < values.size() && i < other.values.size(); ++i) values[i].merge(other.values[i]);
 }
@@ -277,11 +278,12 @@ void Aggregator::on_call(const Call& c) {
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by);
   ++g.calls;
-  uint64_t comp = options_.compensation_for(c.function);
+  uint64_t comp = options_.compensate ? options_.compensation_for(c.function) + c.nested_probe_ns : 0;
   uint64_t d = c.duration > comp ? c.duration - comp : 0;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;
+  g.nested_probe_ns += c.nested_probe_ns;
   add_values(g, f.entry_probe, c.entry_values, c.entry_missing);
   add_values(g, f.return_probe, c.return_values, c.return_missing);
 }

@@ -31,9 +31,12 @@ bool PairingCounts::balanced() const {
          returns == calls + unmatched_of(UnmatchedReason::ReturnWithoutEntry);
 }
 
-Pairer::Pairer(const ProbeFunctions& functions)
+Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_cost_ns)
     : function_of_probe_(functions.function_of_probe),
-      role_of_probe_(functions.role_of_probe) {}
+      role_of_probe_(functions.role_of_probe) {
+  if (std::any_of(hit_cost_ns.begin(), hit_cost_ns.end(), [](uint64_t c) { return c != 0; }))
+    hit_cost_of_probe_.assign(hit_cost_ns.begin(), hit_cost_ns.end());
+}
 
 void Pairer::add(const Event& e, PairingSink& sink) {
   switch (e.kind) {
@@ -74,6 +77,7 @@ uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
   t.pid = pid;
   t.tid = tid;
   t.live = true;
+  t.probe_ns = 0;
   t.stack.clear();  // keeps its capacity from the slot's previous thread
   thread_of_tid_.insert(tid_key(tid), index);
   last_tid_ = tid;
@@ -123,11 +127,14 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
 
   if (role == ProbeRole::HitOnly) {
     ++counts_.hits;
+    if (!hit_cost_of_probe_.empty()) threads_[thread(e.pid, e.tid, sink)].probe_ns += hit_cost(e.probe);
     sink.on_hit(Hit{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time, .values = values, .missing = e.missing});
     return;
   }
 
   Thread& t = threads_[thread(e.pid, e.tid, sink)];
+  const uint64_t before = t.probe_ns;
+  t.probe_ns += hit_cost(e.probe);
   if (role == ProbeRole::Entry) {
     ++counts_.entries;
     if (t.stack.size() >= kMaxUretprobeDepth) {
@@ -144,6 +151,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     f.probe = e.probe;
     f.time = e.time;
     f.loss_epoch = loss_epoch_;
+    f.probe_ns_mark = t.probe_ns;
     f.nvalues = static_cast<uint8_t>(values.size());
     f.missing = e.missing;
     std::copy(values.begin(), values.end(), f.values.begin());
@@ -177,6 +185,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
       .entry_missing = f.missing,
       .return_missing = e.missing,
       .depth = static_cast<uint32_t>(depth),
+      .nested_probe_ns = before - f.probe_ns_mark,
       .spans_loss = loss_epoch_ != f.loss_epoch,
   });
   t.stack.pop_back();
@@ -217,6 +226,7 @@ void Pairer::on_fork(const Event& e, PairingSink& sink) {
   if (!parent || threads_[*parent].stack.empty()) return;
   const uint32_t child = thread(e.pid, e.tid, sink);  // may move threads_: index again below
   threads_[child].stack = threads_[*parent].stack;
+  threads_[child].probe_ns = threads_[*parent].probe_ns;  // the copied frames' marks count from it
   counts_.inherited += threads_[child].stack.size();
 }
 

@@ -31,8 +31,8 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   m.probe_cost = probe_cost_by_function(m.meta, m.functions);
   if (m.options.compensate) {
     if (std::none_of(m.probe_cost.begin(), m.probe_cost.end(), [](uint64_t c) { return c != 0; }))
-      return err("report: ", path, " holds no probe cost to compensate for (run 'uprof bench' once on the "
-                 "recording machine, then 'uprof record')");
+      return err("report: ", path, " holds no probe cost to compensate for (it was recorded with "
+                 "--no-calibrate, or by a uprof before 'uprof bench'; record it again)");
     m.options.compensate_by_function = m.probe_cost;
     m.options.compensate_ns = 0;
     for (uint64_t c : m.probe_cost)
@@ -40,7 +40,15 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   }
   UPROF_TRY(check_aggregate_options(m.functions, m.options));
 
-  Pairer pairer(m.functions);
+  // When the file says what a hit costs, each call learns what the probe hits inside
+  // it cost: the report notes a function whose time is mostly that, and --compensate
+  // takes it off.
+  std::span<const uint64_t> hit_costs;
+  if (m.meta.probe_hit_costs_ns.size() == m.probes.size()) {
+    hit_costs = m.meta.probe_hit_costs_ns;
+    m.options.compensate_nested = m.options.compensate;
+  }
+  Pairer pairer(m.functions, hit_costs);
   Aggregator agg(m.functions, m.options);
   Event e;
   while (reader.next(e)) {

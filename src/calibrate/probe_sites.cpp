@@ -1,8 +1,11 @@
 #include "uprof/calibrate/probe_sites.h"
 
 #include <array>
+#include <cmath>
 #include <set>
 #include <sstream>
+
+#include "uprof/analyse/probe_functions.h"
 
 namespace uprof {
 
@@ -47,18 +50,42 @@ uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSi
   return call_cost_for(t, classes);
 }
 
+namespace {
+
+const ClassCost* class_cost_of(const ProbeCostTable& t, const ProbeInfo& p, const std::vector<ProbeSite>& sites) {
+  for (const auto& s : sites)
+    if (s.path == p.path && s.file_offset == p.file_offset) return t.find(s.info.cls);
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
                                       const std::vector<ProbeSite>& sites) {
   std::vector<uint64_t> out;
   out.reserve(probes.size());
   for (const auto& p : probes) {
-    uint64_t cost = 0;
-    for (const auto& s : sites)
-      if (s.path == p.path && s.file_offset == p.file_offset) {
-        if (const ClassCost* cc = t.find(s.info.cls)) cost = cc->inside_ns;
-        break;
-      }
-    out.push_back(cost);
+    const ClassCost* cc = class_cost_of(t, p, sites);
+    out.push_back(cc ? cc->inside_ns : 0);
+  }
+  return out;
+}
+
+std::vector<uint64_t> probe_hit_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+                                          const std::vector<ProbeSite>& sites) {
+  ProbeFunctions fns = group_probes(probes);
+  std::vector<uint64_t> out;
+  out.reserve(probes.size());
+  for (const auto& p : probes) {
+    const ClassCost* cc = class_cost_of(t, p, sites);
+    double ns = 0;
+    if (cc) {
+      ProbeRole role = fns.role(p.index);
+      ns = role == ProbeRole::Entry || role == ProbeRole::Return ? cc->call_ns / 2
+           : p.kind == ProbeKind::Return                          ? cc->return_ns
+                                                                  : cc->entry_ns;
+    }
+    out.push_back(static_cast<uint64_t>(std::llround(ns)));
   }
   return out;
 }

@@ -140,7 +140,7 @@ int cmd_record(int argc, char** argv) {
   // and the cost measured for this kernel, which goes into the file: `uprof bench`'s,
   // or measured now, quickly, for the classes it has no figure for (once per boot).
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
-  req.on_planned = [measure](const std::vector<ProbeInfo>& probes) -> std::vector<uint64_t> {
+  req.on_planned = [measure](const std::vector<ProbeInfo>& probes) -> PlannedProbeCosts {
     auto sites = classify_probe_sites(probes, host_arch());
     std::vector<InsnClass> classes;
     for (const auto& site : sites) classes.push_back(site.info.cls);
@@ -156,7 +156,8 @@ int cmd_record(int argc, char** argv) {
     std::string line = render_probe_sites(sites);
     if (cost) line += "; ~" + format_duration(cost) + " per call is the probes'";
     if (!line.empty()) std::cerr << line << "\n";
-    return costs ? probe_costs_for(*costs, probes, sites) : std::vector<uint64_t>{};
+    if (!costs) return {};
+    return {probe_costs_for(*costs, probes, sites), probe_hit_costs_for(*costs, probes, sites)};
   };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);

@@ -125,10 +125,11 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   if (req.on_note)
     for (const auto& n : notes) req.on_note(n);
   UPROF_ASSIGN(ProbePlan plan, plan_probes(resolved, req.plan));
-  std::vector<uint64_t> probe_costs = req.on_planned ? req.on_planned(plan.probes) : std::vector<uint64_t>{};
-  if (probe_costs.size() != plan.probes.size() ||
-      std::none_of(probe_costs.begin(), probe_costs.end(), [](uint64_t c) { return c != 0; }))
-    probe_costs.clear();
+  PlannedProbeCosts probe_costs = req.on_planned ? req.on_planned(plan.probes) : PlannedProbeCosts{};
+  for (auto* list : {&probe_costs.inside_ns, &probe_costs.hit_ns})
+    if (list->size() != plan.probes.size() ||
+        std::none_of(list->begin(), list->end(), [](uint64_t c) { return c != 0; }))
+      list->clear();
   const ArchInfo& arch = arch_info(host_arch());
 
   std::vector<ProbeRequest> requests;
@@ -181,9 +182,10 @@ Result<RecordReport> run_recording(const RecordRequest& req, const std::atomic<b
   meta.uprof_version = UPROF_VERSION;
   meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-  for (uint64_t c : probe_costs)
+  for (uint64_t c : probe_costs.inside_ns)
     if (c && (!meta.probe_cost_ns || c < meta.probe_cost_ns)) meta.probe_cost_ns = c;
-  meta.probe_costs_ns = std::move(probe_costs);
+  meta.probe_costs_ns = std::move(probe_costs.inside_ns);
+  meta.probe_hit_costs_ns = std::move(probe_costs.hit_ns);
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;

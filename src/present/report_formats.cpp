@@ -62,6 +62,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
   }
   w.field("probe_cost_ns", m.meta.probe_cost_ns);
   w.field("compensated_ns", m.options.compensate_ns);
+  w.field("compensated_nested", m.options.compensate_nested);
   w.key("problems");
   w.begin_array();
   for (const auto& p : m.problems) w.value(p);
@@ -128,6 +129,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
       w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
     w.end_object();
     w.field("calls_spanning_loss", g.calls_spanning_loss);
+    w.field("nested_probe_ns", g.nested_probe_ns);
     w.key("values");
     w.begin_array();
     for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {

@@ -145,11 +145,13 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     auto [lo, hi] = std::minmax_element(by.begin(), by.end());
     if (by.empty() || *lo == *hi)
       os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
-         << " (the probes' own cost per call, from 'uprof bench') taken off every duration, at least 0\n";
+         << " (the probes' own cost per call, from 'uprof bench') taken off every duration";
     else
       os << "latency:  compensated: " << format_duration(*lo) << " to " << format_duration(*hi)
          << " (each function's probes' own cost per call, by its first instruction, from 'uprof bench')"
-            " taken off every duration, at least 0\n";
+            " taken off every duration";
+    os << (m.options.compensate_nested ? ", and what the probe hits inside each call cost" : "")
+       << ", at least 0\n";
   }
   if (m.filtered_out) os << "filtered: " << commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
@@ -192,6 +194,11 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     }
     if (g.calls_spanning_loss)
       section("  " + commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
+    // Probed calls inside: their probes' whole cost is in this function's durations.
+    if (!m.options.compensate && g.latency.count() && g.nested_probe_ns * 2 > g.latency.total())
+      section("  note: the probe hits inside its calls cost ~" + format_duration(g.nested_probe_ns) + " of its " +
+              format_duration(g.latency.total()) + " total: the probed callees' probes dominate what is measured "
+              "(--compensate takes them off)");
     if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
         cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
       section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +

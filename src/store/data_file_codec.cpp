@@ -46,11 +46,14 @@ std::string encode_meta(const RecordingMeta& m) {
   kv.emplace_back("start_realtime_ns", std::to_string(m.start_realtime_ns));
   kv.emplace_back("start_monotonic_ns", std::to_string(m.start_monotonic_ns));
   kv.emplace_back("probe_cost_ns", std::to_string(m.probe_cost_ns));
-  if (!m.probe_costs_ns.empty()) {
+  auto put_list = [&](const char* key, const std::vector<uint64_t>& costs) {
+    if (costs.empty()) return;
     std::string list;
-    for (uint64_t c : m.probe_costs_ns) list += (list.empty() ? "" : " ") + std::to_string(c);
-    kv.emplace_back("probe_costs_ns", list);
-  }
+    for (uint64_t c : costs) list += (list.empty() ? "" : " ") + std::to_string(c);
+    kv.emplace_back(key, list);
+  };
+  put_list("probe_costs_ns", m.probe_costs_ns);
+  put_list("probe_hit_costs_ns", m.probe_hit_costs_ns);
   std::string out;
   put_varint(out, kv.size());
   for (auto& [k, v] : kv) {
@@ -75,10 +78,13 @@ Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
     else if (*k == "start_realtime_ns") m.start_realtime_ns = to_u64(*v);
     else if (*k == "start_monotonic_ns") m.start_monotonic_ns = to_u64(*v);
     else if (*k == "probe_cost_ns") m.probe_cost_ns = to_u64(*v);
-    else if (*k == "probe_costs_ns") {
+    else if (*k == "probe_costs_ns" || *k == "probe_hit_costs_ns") {
       auto costs = parse_cost_list(*v);
-      if (!costs) return bad("META", r, "probe_costs_ns is not a list of numbers");
-      m.probe_costs_ns = std::move(*costs);
+      const bool inside = *k == "probe_costs_ns";
+      if (!costs)
+        return bad("META", r, inside ? "probe_costs_ns is not a list of numbers"
+                                     : "probe_hit_costs_ns is not a list of numbers");
+      (inside ? m.probe_costs_ns : m.probe_hit_costs_ns) = std::move(*costs);
     }
   }
   return m;

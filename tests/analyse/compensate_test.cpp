@@ -130,6 +130,63 @@ TEST(Compensate, EachFunctionLosesItsOwnInstructionsCost) {
   std::filesystem::remove(path);
 }
 
+// f calls g twice: with per-hit costs in META, f also loses what g's four probe hits
+// cost (they happened inside f's time), not only its own probes' figure.
+TEST(Compensate, ProbedCallsInsideACallAreTakenOffToo) {
+  auto write = [](bool hit_costs) {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("uprof_compensate_" + std::to_string(getpid()) + "_nested" + (hit_costs ? "1" : "0")))
+                           .string();
+    RecordingMeta meta;
+    meta.start_monotonic_ns = 1'000'000;
+    meta.probe_cost_ns = 600;
+    meta.probe_costs_ns = {600, 600, 600, 600};
+    if (hit_costs) meta.probe_hit_costs_ns = {1'000, 1'000, 3'000, 3'000};
+    std::vector<ProbeInfo> probes{probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000),
+                                  probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
+    auto w = DataFileWriter::create(path, meta, probes);
+    EXPECT_TRUE(w.ok()) << w.error().message;
+    uint64_t t = 2'000'000;
+    for (int call = 0; call < 3; call++) {  // f: 50 us, holding two 5 us calls of g
+      EXPECT_TRUE(w->add(sample(0, 7, t)).ok());
+      EXPECT_TRUE(w->add(sample(2, 7, t + 10'000)).ok());
+      EXPECT_TRUE(w->add(sample(3, 7, t + 15'000)).ok());
+      EXPECT_TRUE(w->add(sample(2, 7, t + 20'000)).ok());
+      EXPECT_TRUE(w->add(sample(3, 7, t + 25'000)).ok());
+      EXPECT_TRUE(w->add(sample(1, 7, t + 50'000)).ok());
+      t += 100'000;
+    }
+    Trailer tr;
+    tr.end_monotonic_ns = t;
+    tr.events = 18;
+    tr.counts = {{3, 3}, {3, 3}, {6, 6}, {6, 6}};
+    EXPECT_TRUE(w->finish(tr).ok());
+    return path;
+  };
+  AggregateOptions comp;
+  comp.compensate = true;
+  for (bool hit_costs : {true, false}) {
+    std::string path = write(hit_costs);
+    auto m = build_report(path, comp);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(m->options.compensate_nested, hit_costs);
+    ASSERT_EQ(m->groups.size(), 2u);
+    for (const auto& g : m->groups) {
+      const std::string& name = m->functions.functions[g.function].name;
+      uint64_t expect = name == "g" ? 5'000 - 600 : hit_costs ? 50'000 - 600 - 2 * (3'000 + 3'000) : 50'000 - 600;
+      EXPECT_EQ(g.latency.min(), expect) << name << " hit_costs " << hit_costs;
+      EXPECT_EQ(g.latency.max(), expect) << name << " hit_costs " << hit_costs;
+    }
+    std::string text = render_text_report(*m, TextReportOptions{});
+    std::string json = render_json_report(*m, TextReportOptions{});
+    const bool says = text.find(", and what the probe hits inside each call cost, at least 0") != std::string::npos;
+    EXPECT_EQ(says, hit_costs) << text;
+    EXPECT_NE(json.find(std::string("\"compensated_nested\":") + (hit_costs ? "true" : "false")), std::string::npos)
+        << json;
+    std::filesystem::remove(path);
+  }
+}
+
 TEST(Compensate, RefusesARecordingWithoutAProbeCost) {
   std::string path = write_recording(0);
   AggregateOptions comp;

@@ -39,9 +39,9 @@ struct Paired {
   PairingCounts counts;
 };
 
-Paired pair(const std::vector<Event>& events, bool finish = true) {
+Paired pair(const std::vector<Event>& events, bool finish = true, std::vector<uint64_t> hit_costs = {}) {
   const ProbeFunctions functions = group_probes(table());
-  Pairer pairer(functions);
+  Pairer pairer(functions, hit_costs);
   Paired run;
   for (const Event& e : events) pairer.add(e, run.sink);
   if (finish) pairer.finish(run.sink);
@@ -95,6 +95,46 @@ TEST(Pairing, NestedCallsIncludeTheirCallees) {
   EXPECT_EQ(r.sink.calls[2].call.function, kF);
   EXPECT_EQ(r.sink.calls[2].call.duration, 50u);
   EXPECT_TRUE(r.counts.balanced());
+}
+
+// Per-probe hit costs: each call carries what the probe hits between its entry and its
+// return on its own thread cost (its own two hits excluded), for --compensate.
+TEST(Pairing, CallsCarryTheCostOfTheProbeHitsInsideThem) {
+  //                   fe   fr   ge   gr   he   hr  main  fmid
+  std::vector<uint64_t> cost{100, 200, 10, 20, 1, 2, 1000, 5000};
+  // f { g { h } h  fmid }, with main (entry only) and another thread's g inside f's time.
+  Paired r = pair({sample(kFe, 1, 0), sample(kGe, 1, 10), sample(kHe, 1, 12), sample(kHr, 1, 13), sample(kGr, 1, 30),
+                   sample(kGe, 2, 31), sample(kGr, 2, 32), sample(kHe, 1, 40), sample(kHr, 1, 41),
+                   sample(kFmid, 1, 42), sample(kFr, 1, 50), sample(kMain, 1, 60), sample(kFe, 1, 70),
+                   sample(kFr, 1, 80)},
+                  true, cost);
+  ASSERT_EQ(r.sink.calls.size(), 6u);
+  auto nested = [&](std::size_t i) { return r.sink.calls[i].call.nested_probe_ns; };
+  EXPECT_EQ(r.sink.calls[0].call.function, kH);
+  EXPECT_EQ(nested(0), 0u);
+  EXPECT_EQ(r.sink.calls[1].call.function, kG);
+  EXPECT_EQ(nested(1), 3u);          // h's two hits
+  EXPECT_EQ(r.sink.calls[2].call.tid, 2u);
+  EXPECT_EQ(nested(2), 0u);          // the other thread's g: nothing inside it
+  EXPECT_EQ(r.sink.calls[4].call.function, kF);
+  EXPECT_EQ(nested(4), 30u + 3u + 3u + 5000u);  // g, h inside g, h, f+0x10; not thread 2's g
+  EXPECT_EQ(r.sink.calls[5].call.function, kF);
+  EXPECT_EQ(nested(5), 0u);          // main's hit came before it
+
+  // A forked child returns from its parent's open f: what was hit before the fork
+  // counts in both, what each hit after it in its own.
+  Paired k = pair({sample(kFe, 10, 0), sample(kGe, 10, 1), sample(kGr, 10, 2), fork_event(11, 11, 10, 10, 5),
+                   sample(kHe, 11, 6), sample(kHr, 11, 7), sample(kFr, 11, 20), sample(kFr, 10, 30)},
+                  true, cost);
+  ASSERT_EQ(k.sink.calls.size(), 4u);  // g, the child's h, the child's f, the parent's f
+  EXPECT_EQ(k.sink.calls[2].call.pid, 11u);
+  EXPECT_EQ(k.sink.calls[2].call.nested_probe_ns, 30u + 3u);
+  EXPECT_EQ(k.sink.calls[3].call.pid, 10u);
+  EXPECT_EQ(k.sink.calls[3].call.nested_probe_ns, 30u);
+
+  // Without costs, nothing is counted.
+  Paired none = pair({sample(kFe, 1, 0), sample(kGe, 1, 10), sample(kGr, 1, 30), sample(kFr, 1, 50)});
+  for (const auto& c : none.sink.calls) EXPECT_EQ(c.call.nested_probe_ns, 0u);
 }
 
 TEST(Pairing, ThreadsInterleavedPairOnTheirOwnStacks) {

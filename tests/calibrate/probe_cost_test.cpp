@@ -139,5 +139,34 @@ TEST(ProbeSites, PerProbeCostsFollowEachProbesInstruction) {
   EXPECT_EQ(probe_costs_for(sample_table(), probes, sites), (std::vector<uint64_t>{600, 600, 2100, 0, 0}));
 }
 
+// What one hit costs in all, for the calls open around it: half the entry + return
+// figure for each probe of a function probed at both ends, the entry or the return
+// figure for a probe that does not pair, 0 for an unmeasured class or a missing site.
+TEST(ProbeSites, HitCostsFollowEachProbesRole) {
+  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}, "/bin/t", 0x1000},
+                               {"mul", {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x1100},
+                               {"nop", {InsnClass::Optimized, "nop5", ""}, "/bin/t", 0x1200},
+                               {"div", {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x1300}};
+  std::vector<ProbeInfo> probes;
+  auto add = [&](ProbeKind k, const std::string& fn, const std::string& path, uint64_t off) {
+    ProbeInfo p;
+    p.index = static_cast<uint32_t>(probes.size());
+    p.kind = k;
+    p.function = fn;
+    p.path = path;
+    p.file_offset = off;
+    p.vaddr = off;
+    probes.push_back(p);
+  };
+  add(ProbeKind::Entry, "add", "/bin/t", 0x1000);
+  add(ProbeKind::Return, "add", "/bin/t", 0x1000);
+  add(ProbeKind::Entry, "mul", "/bin/t", 0x1100);   // entry only
+  add(ProbeKind::Return, "div", "/bin/t", 0x1300);  // return only
+  add(ProbeKind::Entry, "nop", "/bin/t", 0x1200);   // optimized: not in the table
+  add(ProbeKind::Entry, "f", "/lib/other.so", 0x1000);
+  EXPECT_EQ(probe_hit_costs_for(sample_table(), probes, sites),
+            (std::vector<uint64_t>{500, 500, 2950, 1800, 0, 0}));
+}
+
 }  // namespace
 }  // namespace uprof

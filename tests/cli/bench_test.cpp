@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "support/test_support.h"
+#include "uprof/analyse/report_model.h"
 #include "uprof/calibrate/probe_cost.h"
+#include "uprof/present/report_text.h"
 #include "uprof/store/data_file.h"
 
 namespace uprof {
@@ -135,6 +138,37 @@ TEST(BenchCli, MeasuresStoresAndCompensates) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_NE(csv.out.find(",unmatched,compensated_ns\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("," + std::to_string(cost) + "\n"), std::string::npos) << csv.out;
+
+  // Each probe's whole cost per hit is stored too: main holds add's 200 hits, which the
+  // raw report flags and --compensate takes off main's duration along with its own figure.
+  const double step_call = table->find(InsnClass::SingleStepped)->call_ns;
+  ASSERT_EQ(f->meta().probe_hit_costs_ns.size(), f->probes().size());
+  for (const auto& p : f->probes())
+    if (p.function == "add")
+      EXPECT_EQ(f->meta().probe_hit_costs_ns[p.index], static_cast<uint64_t>(std::llround(step_call / 2)));
+  auto raw = build_report(dir.file("b.data"), AggregateOptions{});
+  ASSERT_TRUE(raw.ok()) << raw.error().message;
+  AggregateOptions co;
+  co.compensate = true;
+  auto comp = build_report(dir.file("b.data"), co);
+  ASSERT_TRUE(comp.ok()) << comp.error().message;
+  EXPECT_TRUE(comp->options.compensate_nested);
+  uint64_t add_calls = 0;
+  for (const auto& g : raw->groups)
+    if (raw->functions.functions[g.function].name == "add") add_calls = g.calls;
+  EXPECT_EQ(add_calls, 100u);
+  for (std::size_t i = 0; i < raw->groups.size(); i++) {
+    const GroupStats& g = raw->groups[i];
+    const std::string& name = raw->functions.functions[g.function].name;
+    ASSERT_EQ(comp->groups[i].function, g.function);
+    uint64_t nested = name == "main" ? add_calls * 2 * f->meta().probe_hit_costs_ns[0] : 0;
+    EXPECT_EQ(g.nested_probe_ns, nested) << name;
+    uint64_t off = (name == "main" ? emulated : step) + nested;
+    EXPECT_EQ(comp->groups[i].latency.max(), g.latency.max() > off ? g.latency.max() - off : 0) << name;
+  }
+  std::string raw_text = render_text_report(*raw, TextReportOptions{});
+  EXPECT_NE(raw_text.find("the probed callees' probes dominate"), std::string::npos) << raw_text;
+  EXPECT_NE(json.out.find("\"compensated_nested\":true"), std::string::npos) << json.out;
 }
 
 }  // namespace

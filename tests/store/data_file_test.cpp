@@ -17,7 +17,8 @@ namespace {
 RecordingMeta sample_meta() {
   return {.arch = Arch::Arm64, .command = {"./mytest", "100"}, .kernel = "6.18.0", .hostname = "box",
           .uprof_version = "0.1.0", .start_realtime_ns = 1700000000123456789ull,
-          .start_monotonic_ns = 5000000000ull, .probe_cost_ns = 1300, .probe_costs_ns = {1300, 15968}};
+          .start_monotonic_ns = 5000000000ull, .probe_cost_ns = 1300, .probe_costs_ns = {1300, 15968},
+          .probe_hit_costs_ns = {2100, 7400}};
 }
 
 std::vector<ProbeInfo> sample_probes() {
@@ -122,6 +123,7 @@ TEST(DataFile, RoundTrip) {
   EXPECT_EQ(r->meta().start_realtime_ns, 1700000000123456789ull);
   EXPECT_EQ(r->meta().probe_cost_ns, 1300u);
   EXPECT_EQ(r->meta().probe_costs_ns, (std::vector<uint64_t>{1300, 15968}));
+  EXPECT_EQ(r->meta().probe_hit_costs_ns, (std::vector<uint64_t>{2100, 7400}));
   ASSERT_EQ(r->probes().size(), 2u);
   EXPECT_EQ(r->probes()[0].values[1].name, "$stack1");
   EXPECT_EQ(r->probes()[0].values[1].stack_offset, -16);
@@ -252,24 +254,28 @@ TEST(DataFile, DamagedTidAndPidDeltaWrapInsteadOfOverflowing) {
 TEST(DataFile, PerProbeCostsInMeta) {
   RecordingMeta m = sample_meta();
   m.probe_costs_ns.clear();
+  m.probe_hit_costs_ns.clear();
   std::string bytes = encode_meta(m);
   EXPECT_EQ(bytes.find("probe_costs_ns"), std::string::npos);
+  EXPECT_EQ(bytes.find("probe_hit_costs_ns"), std::string::npos);
   ByteReader r0(bytes.data(), bytes.size());
   auto none = decode_meta(r0, Arch::X86_64);
   ASSERT_TRUE(none) << none.error().message;
   EXPECT_TRUE(none->probe_costs_ns.empty());
+  EXPECT_TRUE(none->probe_hit_costs_ns.empty());
 
-  for (const char* bad : {"12 x", "12  13", " 12", "-1", "1e3"}) {
-    std::string p;
-    put_varint(p, 1);
-    put_string(p, "probe_costs_ns");
-    put_string(p, bad);
-    ByteReader r(p.data(), p.size());
-    auto back = decode_meta(r, Arch::X86_64);
-    ASSERT_FALSE(back) << bad;
-    EXPECT_NE(back.error().message.find("META at payload byte"), std::string::npos) << back.error().message;
-    EXPECT_NE(back.error().message.find("probe_costs_ns"), std::string::npos) << back.error().message;
-  }
+  for (const char* key : {"probe_costs_ns", "probe_hit_costs_ns"})
+    for (const char* bad : {"12 x", "12  13", " 12", "-1", "1e3"}) {
+      std::string p;
+      put_varint(p, 1);
+      put_string(p, key);
+      put_string(p, bad);
+      ByteReader r(p.data(), p.size());
+      auto back = decode_meta(r, Arch::X86_64);
+      ASSERT_FALSE(back) << bad;
+      EXPECT_NE(back.error().message.find("META at payload byte"), std::string::npos) << back.error().message;
+      EXPECT_NE(back.error().message.find(std::string(key) + " is not"), std::string::npos) << back.error().message;
+    }
 }
 
 TEST(DataFile, ErrorsNameTheFile) {

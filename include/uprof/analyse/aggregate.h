@@ -70,9 +70,13 @@ struct AggregateOptions {
   // recording when `compensate` is set: compensate_by_function from each function's
   // probed instruction (RecordingMeta::probe_costs_ns), compensate_ns with the
   // smallest of them, used for a function that has no figure of its own.
+  // With the file's per-hit costs (RecordingMeta::probe_hit_costs_ns), it also takes
+  // off what the probe hits inside each call cost (Call::nested_probe_ns), and
+  // build_report sets compensate_nested.
   bool compensate = false;
   uint64_t compensate_ns = 0;
   std::vector<uint64_t> compensate_by_function{};
+  bool compensate_nested = false;
 
   uint64_t compensation_for(uint32_t function) const {
     return function < compensate_by_function.size() ? compensate_by_function[function] : compensate_ns;
@@ -91,6 +95,7 @@ struct GroupStats {
   LatencyHistogram latency{};          // paired calls only
   std::optional<LinearHistogram> linear{};
   uint64_t calls_spanning_loss = 0;    // paired across lost events: may be mis-paired
+  uint64_t nested_probe_ns = 0;        // what the probe hits inside its calls cost (Call::nested_probe_ns)
   std::array<uint64_t, kUnmatchedReasons> unmatched{};
   std::vector<ValueStats> values{};    // one per FunctionInfo::values, same order
 

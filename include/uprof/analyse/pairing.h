@@ -74,6 +74,10 @@ struct Call {
   uint32_t entry_missing = 0;               // Event::missing of each side
   uint32_t return_missing = 0;
   uint32_t depth = 0;                       // open paired calls below it on this thread
+  // What the hits of every probe between its entry and its return on this thread
+  // cost, by the Pairer's per-probe hit costs (0 without them): the probed calls
+  // inside it, for --compensate.
+  uint64_t nested_probe_ns = 0;
   bool spans_loss = false;                  // events were lost while it was open: may be mis-paired
 };
 
@@ -129,7 +133,9 @@ struct PairingCounts {
 
 class Pairer {
  public:
-  explicit Pairer(const ProbeFunctions& functions);
+  // `hit_cost_ns`, per probe (RecordingMeta::probe_hit_costs_ns), makes each Call carry
+  // what the probe hits inside it cost (Call::nested_probe_ns); empty: nothing is counted.
+  explicit Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_cost_ns = {});
 
   void add(const Event& event, PairingSink& sink);
   // Reports every still-open call as RecordingStopped (innermost first per thread).
@@ -142,6 +148,7 @@ class Pairer {
     uint32_t probe = 0;
     uint64_t time = 0;
     uint64_t loss_epoch = 0;  // Lost events seen before the entry
+    uint64_t probe_ns_mark = 0;  // Thread::probe_ns after the entry's own hit
     uint8_t nvalues = 0;
     uint32_t missing = 0;
     std::array<uint64_t, kMaxValues> values{};
@@ -150,10 +157,14 @@ class Pairer {
     uint32_t pid = 0;
     uint32_t tid = 0;
     bool live = false;
+    uint64_t probe_ns = 0;     // the cost of every probe hit on this thread so far
     std::vector<Frame> stack;
   };
 
   void on_sample(const Event& e, PairingSink& sink);
+  uint64_t hit_cost(uint32_t probe) const {
+    return probe < hit_cost_of_probe_.size() ? hit_cost_of_probe_[probe] : 0;
+  }
   void on_lost(const Event& e);
   void on_exit(const Event& e, PairingSink& sink);
   void on_fork(const Event& e, PairingSink& sink);
@@ -168,6 +179,7 @@ class Pairer {
 
   std::vector<uint32_t> function_of_probe_;
   std::vector<ProbeRole> role_of_probe_;
+  std::vector<uint64_t> hit_cost_of_probe_;  // empty: hit costs are not counted
   uint64_t loss_epoch_ = 0;              // Lost events so far
   std::vector<Thread> threads_;
   std::vector<uint32_t> free_threads_;

@@ -36,4 +36,11 @@ uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSi
 std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
                                       const std::vector<ProbeSite>& sites);
 
+// RecordingMeta::probe_hit_costs_ns: per probe, what one hit costs in all, from its
+// instruction's class: half the entry + return figure for a probe of a function probed
+// at both ends, the entry or the return figure for a probe that does not pair; 0 when
+// the class was not measured.
+std::vector<uint64_t> probe_hit_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+                                          const std::vector<ProbeSite>& sites);
+
 }  // namespace uprof

@@ -22,6 +22,13 @@
 
 namespace uprof {
 
+// What `on_planned` returns: per probe (by ProbeInfo::index), what it adds to its own
+// function's measured call and what one hit of it costs in all.
+struct PlannedProbeCosts {
+  std::vector<uint64_t> inside_ns;
+  std::vector<uint64_t> hit_ns;
+};
+
 struct RecordRequest {
   std::vector<std::string> specs;       // -e, each may expand to many functions
   std::vector<std::string> command;     // the workload's argv; empty with attach_pid
@@ -43,10 +50,11 @@ struct RecordRequest {
   // be captured, a compiler clone, stale tracefs probes of a killed uprof removed.
   std::function<void(const std::string&)> on_note;
   // Called once the probes are planned, before anything is opened: returns, per probe,
-  // what the probes on its instruction add to a measured call, for
-  // RecordingMeta::probe_costs_ns (0 or empty: unknown; probe_cost_ns gets the smallest).
-  // `record` also uses it to say which class each probe's first instruction is in.
-  std::function<std::vector<uint64_t>(const std::vector<ProbeInfo>&)> on_planned{};
+  // what the probes cost (RecordingMeta::probe_costs_ns and probe_hit_costs_ns; a list
+  // that is empty, all 0 or not one per probe is not stored; probe_cost_ns gets the
+  // smallest inside figure). `record` also uses it to say which class each probe's
+  // first instruction is in.
+  std::function<PlannedProbeCosts(const std::vector<ProbeInfo>&)> on_planned{};
 };
 
 struct ProbeTally {

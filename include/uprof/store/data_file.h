@@ -9,8 +9,8 @@
 //   kind 1 META     v count, then count x (string key, string value):
 //                   argv (repeated, in order), kernel, hostname, uprof_version,
 //                   start_realtime_ns, start_monotonic_ns, probe_cost_ns, probe_costs_ns
-//                   (one number per probe, space-separated; absent before 1.1's last
-//                   change); unknown keys are skipped
+//                   and probe_hit_costs_ns (one number per probe, space-separated; absent
+//                   in files of earlier 1.1 builds); unknown keys are skipped
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return),
 //                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,

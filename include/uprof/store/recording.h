@@ -94,6 +94,11 @@ struct RecordingMeta {
   // The same per probe (by ProbeInfo::index), from the class of the probe's own
   // instruction; empty when unknown (files written before it was stored).
   std::vector<uint64_t> probe_costs_ns{};
+  // Per probe: what one hit of it costs in all (CPU ns), which is what it adds to any
+  // call open around it on the same thread: for a function probed at entry and return,
+  // half of `uprof bench`'s entry + return figure each; for an entry-only or return-only
+  // probe, that probe's figure. Empty when unknown (files written before it was stored).
+  std::vector<uint64_t> probe_hit_costs_ns{};
 };
 
 enum class EventKind : uint8_t {
