@@ -183,11 +183,15 @@ void BM_DataFileRead(benchmark::State& state) {
 }
 BENCHMARK(BM_DataFileRead)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
+// range(1) = 1: with per-probe hit costs (a file that stores them), so that each call
+// also counts the cost of the probe hits inside it.
 void BM_PairAndAggregate(benchmark::State& state) {
   auto ev = events(static_cast<std::size_t>(state.range(0)));
   ProbeFunctions fns = group_probes(probes());
+  std::vector<uint64_t> hit_costs;
+  if (state.range(1)) hit_costs.assign(probes().size(), 1'500);
   for (auto _ : state) {
-    Pairer pairer(fns);
+    Pairer pairer(fns, hit_costs);
     Aggregator agg(fns, AggregateOptions{});
     for (const auto& e : ev) pairer.add(e, agg);
     pairer.finish(agg);
@@ -195,7 +199,7 @@ void BM_PairAndAggregate(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_PairAndAggregate)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PairAndAggregate)->Args({1'000'000, 0})->Args({1'000'000, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace uprof

@@ -134,7 +134,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
 
   Thread& t = threads_[thread(e.pid, e.tid, sink)];
   const uint64_t before = t.probe_ns;
-  t.probe_ns += hit_cost(e.probe);
+  if (!hit_cost_of_probe_.empty()) t.probe_ns += hit_cost(e.probe);
   if (role == ProbeRole::Entry) {
     ++counts_.entries;
     if (t.stack.size() >= kMaxUretprobeDepth) {
