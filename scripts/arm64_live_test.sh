@@ -329,6 +329,27 @@ for name in args_O0 args_O2; do
   fi
 done
 
+# `uprof bench --quick` in the guest: arm64's two bench targets (single-stepped add,
+# emulated b), recorded through the live kernel; every figure a positive number of ns, and
+# no optimized class (arm64 has none).
+bench=$(sed -n 's/^ARM64-BENCH: //p' "$console")
+brc=$(sed -n 's/^ARM64-BENCH-RC \(-\?[0-9]*\).*/\1/p' "$console")
+rows=$(grep -E '^(single-stepped|emulated|optimized) \(' <<<"$bench" || true)
+why=""
+if [ "$brc" != 0 ]; then why="uprof bench exited ${brc:-?}"
+elif ! grep -q '^single-stepped (' <<<"$rows" || ! grep -q '^emulated (' <<<"$rows"; then why="a class is missing"
+elif grep -q '^optimized (' <<<"$rows"; then why="an optimized class on arm64"
+elif ! awk '{for (i = NF - 3; i <= NF; i++) if ($i !~ /^[0-9]+$/ || $i == 0) bad = 1} END {exit bad}' <<<"$rows"; then
+  why="a figure is not a positive number"
+fi
+if [ -n "$why" ]; then
+  echo "  bench: FAIL: $why"
+  sed 's/^/    /' <<<"$bench"
+  failed+=("bench")
+else
+  echo "  bench: ok: $(tr -s ' ' <<<"$rows" | tr '\n' ';') ($(sed -n 's/^ARM64-BENCH-RC .*seconds=//p' "$console") s)"
+fi
+
 # Recorded on arm64, reported on the host (informational: report has its own tests).
 if [ -x "$BUILD/uprof" ] && [ -f "$out/dyn_O2.data" ]; then
   limit 60

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -45,11 +46,20 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
     out.function_of_probe[p.index] = fn;
   };
 
+  // A raw offset outside every symbol is a function entry when the user put a return
+  // probe on it (BIN:0xOFF%return): a stripped binary's function.
+  std::set<std::pair<std::string_view, uint64_t>> raw_entries;
+  for (const ProbeInfo& p : probes)
+    if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries.insert({p.path, p.vaddr});
+  auto is_entry = [&](const ProbeInfo& p) {
+    return p.offset_in_function == 0 && (!p.function.empty() || raw_entries.count({p.path, p.vaddr}));
+  };
+
   // Pass 1: probes at a function's entry address, grouped by (path, address).
   // A map, not a scan: `-e 'libc:*'` makes thousands of probes.
   std::map<std::pair<std::string_view, uint64_t>, uint32_t> at_entry;
   for (const ProbeInfo& p : probes) {
-    if (p.offset_in_function != 0 || p.function.empty()) continue;
+    if (!is_entry(p)) continue;
     auto [it, fresh] = at_entry.try_emplace({p.path, p.vaddr}, 0);
     if (fresh) {
       it->second = add_function(p, display_name(p));
@@ -66,9 +76,9 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       attach(add_function(p, name.str()), p);
     }
   }
-  // Pass 2: mid-function probes and raw offsets outside functions count hits.
+  // Pass 2: mid-function probes and (other) raw offsets outside functions count hits.
   for (const ProbeInfo& p : probes) {
-    if (p.offset_in_function == 0 && !p.function.empty()) continue;
+    if (is_entry(p)) continue;
     attach(add_function(p, display_name(p)), p);
   }
 

@@ -20,8 +20,9 @@ Result<ProbePlan> plan_probes(const std::vector<ResolvedProbe>& resolved, const 
       if (v->for_return || r.is_return) return_values.push_back(v->spec);
       else entry_values.push_back(v->spec);
     }
-    // A probe inside a function has no return of its own; a raw offset neither.
-    bool at_entry = r.offset_in_function == 0 && !r.function.empty();
+    // A probe inside a function has no return of its own. A raw offset outside every
+    // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
+    bool at_entry = r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
     bool want_entry = !r.is_return && !opts.return_only;
     bool want_return = at_entry && (r.is_return || !opts.entry_only);
     if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
@@ -41,7 +42,9 @@ Result<ProbePlan> plan_probes(const std::vector<ResolvedProbe>& resolved, const 
       return err("spec: '", r.spec, "': values ", r.values.front(), "... need an entry probe, and there is none");
     if (!want_return && !return_values.empty())
       return err("spec: '", r.spec, "': $retval needs a return probe, and ",
-                 at_entry ? "--entry-only removed it" : "a probe inside a function has none");
+                 at_entry               ? "--entry-only removed it"
+                 : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
+                                      : "a probe inside a function has none");
     if (!want_entry && !want_return) continue;
 
     auto add = [&](ProbeKind kind, std::vector<ValueSpec> values) -> Status {

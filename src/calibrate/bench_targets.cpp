@@ -2,6 +2,10 @@
 
 #include <time.h>
 
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
 extern "C" {
 long uprof_bench_step(long a, long b);
 long uprof_bench_push(long a, long b);
@@ -115,6 +119,48 @@ LoopTiming run_target_loop(const BenchTarget& t, uint64_t n) {
   r.wall_ns = t1 - t0;
   r.cpu_ns = c1 - c0;
   return r;
+}
+
+std::optional<CodeLocation> locate_code(std::string_view maps, uint64_t addr) {
+  // "start-end perms offset dev inode   path", addresses and offset in hex.
+  auto hex = [](std::string_view s, uint64_t& v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  while (!maps.empty()) {
+    std::size_t nl = maps.find('\n');
+    std::string_view line = maps.substr(0, nl);
+    maps = nl == std::string_view::npos ? std::string_view{} : maps.substr(nl + 1);
+    std::string_view field[6];
+    std::size_t n = 0, i = 0;
+    for (; n < 5; n++) {  // the first five fields; the path is the rest
+      while (i < line.size() && line[i] == ' ') i++;
+      std::size_t j = line.find(' ', i);
+      if (j == std::string_view::npos) break;
+      field[n] = line.substr(i, j - i);
+      i = j;
+    }
+    while (i < line.size() && line[i] == ' ') i++;
+    if (n < 5 || i >= line.size() || line[i] != '/') continue;  // anonymous, [vdso], ...
+    field[5] = line.substr(i);
+    std::size_t dash = field[0].find('-');
+    uint64_t start = 0, end = 0, off = 0;
+    if (dash == std::string_view::npos || !hex(field[0].substr(0, dash), start) ||
+        !hex(field[0].substr(dash + 1), end) || !hex(field[2], off))
+      continue;
+    if (addr >= start && addr < end) return CodeLocation{std::string(field[5]), addr - start + off};
+  }
+  return std::nullopt;
+}
+
+Result<CodeLocation> locate_own_code(const void* addr) {
+  std::ifstream in("/proc/self/maps");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in && ss.str().empty()) return err("bench: cannot read /proc/self/maps");
+  auto loc = locate_code(ss.str(), reinterpret_cast<uint64_t>(addr));
+  if (!loc) return err("bench: no file mapping in /proc/self/maps holds the code at ", addr);
+  return *loc;
 }
 
 }  // namespace uprof

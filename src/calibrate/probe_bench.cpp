@@ -53,10 +53,13 @@ Result<RunFigures> record_once(const ProbeBenchOptions& o, const BenchTarget& t,
   std::string data = o.work_dir + "/" + std::string(t.short_name) + "-" + std::to_string(static_cast<int>(mode)) + ".data";
   std::string result = data + ".result";
   RecordRequest req;
-  std::string target = o.self_exe + ":" + std::string(t.symbol);
-  req.specs = {mode == Mode::Entry    ? target + " $arg1 $arg2"
-               : mode == Mode::Return ? target + "%return $retval"
-                                      : target + " $arg1 $arg2 $retval"};
+  // By file offset, not by symbol: a stripped uprof has no symbols.
+  UPROF_ASSIGN(CodeLocation at, locate_own_code(reinterpret_cast<const void*>(t.fn)));
+  char off[32];
+  std::snprintf(off, sizeof off, ":0x%llx", static_cast<unsigned long long>(at.file_offset));
+  std::string target = at.path + off;
+  if (mode != Mode::Return) req.specs.push_back(target + " $arg1 $arg2");
+  if (mode != Mode::Entry) req.specs.push_back(target + "%return $retval");
   req.command = {o.self_exe, "bench", "--run-target", std::string(t.short_name), std::to_string(calls), result};
   req.output = data;
   req.plan.entry_only = mode == Mode::Entry;

@@ -96,8 +96,8 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   if (std::isdigit(static_cast<unsigned char>(what[0]))) {
     auto off = parse_number(what);
     if (!off) return spec_error(text, what_col, "bad offset '" + std::string(what) + "'");
-    if (spec.is_return)
-      return spec_error(text, what_col, "a return probe needs a function, not a raw offset");
+    // BIN:0xOFF%return: the user says OFF is a function's entry (a stripped binary has
+    // no symbol to say it); the resolver refuses it where a symbol says otherwise.
     spec.what = RawOffset{*off};
     return spec;
   }

@@ -48,6 +48,24 @@ TEST(PairingProbeFunctions, MidFunctionAndOtherFilesNeverPair) {
   EXPECT_NE(pf.function_of_probe[1], pf.function_of_probe[2]);
 }
 
+// A stripped binary: BIN:0xOFF and BIN:0xOFF%return name no function, but the return
+// probe says the offset is an entry, so the two pair; another raw offset still counts hits.
+TEST(PairingProbeFunctions, RawOffsetWithAReturnProbePairs) {
+  const auto pf = group_probes(std::vector<ProbeInfo>{
+      probe(0, ProbeKind::Entry, "", 0x11c0, {"$arg1"}),
+      probe(1, ProbeKind::Return, "", 0x11c0, {"$retval"}),
+      probe(2, ProbeKind::Entry, "", 0x5000),
+      probe(3, ProbeKind::Return, "", 0x11c0, {}, 0, "./libother.so"),
+  });
+  ASSERT_EQ(pf.functions.size(), 3u);
+  EXPECT_EQ(pf.role(0), ProbeRole::Entry);
+  EXPECT_EQ(pf.role(1), ProbeRole::Return);
+  EXPECT_EQ(pf.function_of_probe[0], pf.function_of_probe[1]);
+  EXPECT_EQ(pf.functions[pf.function_of_probe[0]].name, "./app:0x11c0");
+  EXPECT_EQ(pf.role(2), ProbeRole::HitOnly);
+  EXPECT_EQ(pf.role(3), ProbeRole::HitOnly);  // its own file: return-only
+}
+
 TEST(PairingProbeFunctions, DuplicateProbeIsItsOwnHitCounter) {
   const auto pf = group_probes(std::vector<ProbeInfo>{
       probe(0, ProbeKind::Entry, "f", 0x10),

@@ -74,6 +74,20 @@ TEST(ProbePlan, Errors) {
   EXPECT_EQ(plan_probes({mid}, {}).error().message,
             "spec: 'add+0x4 $retval': $retval needs a return probe, and a probe inside a function has none");
   EXPECT_FALSE(plan_probes({fn("add", {})}, {.entry_only = true, .return_only = true}));
+  // A raw offset outside every symbol: entry only, unless the spec asks for its return.
+  auto raw = fn("bin:0x1139 $retval", {"$retval"});
+  raw.function.clear();
+  EXPECT_EQ(plan_probes({raw}, {}).error().message,
+            "spec: 'bin:0x1139 $retval': $retval needs a return probe, and a raw offset outside every symbol has "
+            "none (BIN:0xOFF%return asks for one)");
+  auto raw_ret = fn("bin:0x1139%return $retval", {"$retval"});
+  raw_ret.function.clear();
+  raw_ret.is_return = true;
+  auto rr = plan_probes({raw_ret}, {});
+  ASSERT_TRUE(rr) << rr.error().message;
+  ASSERT_EQ(rr->probes.size(), 1u);
+  EXPECT_EQ(rr->probes[0].kind, ProbeKind::Return);
+  EXPECT_EQ(rr->probes[0].values.size(), 1u);
 }
 
 TEST(ProbePlan, Arm64Registers) {

@@ -112,8 +112,11 @@ TEST(ProbeSpec, ErrorsPointAtTheCharacter) {
   EXPECT_EQ(parse_probe_spec("  ").error().message, "spec: empty probe spec");
   EXPECT_EQ(parse_probe_spec(":add").error().message, "spec: ':add': empty object name before ':' (at column 1)");
   EXPECT_EQ(parse_probe_spec("bin:").error().message, "spec: 'bin:': no function or offset to probe (at column 5)");
-  EXPECT_EQ(parse_probe_spec("bin:0x10%return").error().message,
-            "spec: 'bin:0x10%return': a return probe needs a function, not a raw offset (at column 5)");
+  // A raw offset's return: the user vouches that it is a function entry (stripped binaries).
+  auto raw_ret = parse_probe_spec("bin:0x10%return");
+  ASSERT_TRUE(raw_ret) << raw_ret.error().message;
+  EXPECT_TRUE(raw_ret->is_return);
+  EXPECT_EQ(std::get<RawOffset>(raw_ret->what).offset, 0x10u);
   EXPECT_EQ(parse_probe_spec("add+4%return").error().message,
             "spec: 'add+4%return': a return probe goes on the function entry, not +OFF (at column 4)");
   EXPECT_FALSE(parse_probe_spec("memcpy@"));

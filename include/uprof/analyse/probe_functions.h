@@ -8,6 +8,8 @@
 //   #2 Entry  parse+0x10  ./app  vaddr 0x1149 off 0x10  -> function 1 "parse+0x10" (hits only:
 //                                                          a mid-function probe never pairs)
 //   #3 Entry  main        ./app  vaddr 0x1040 off 0     -> function 2 "main" (hits only: no return probe)
+// A raw offset outside every symbol (a stripped binary) is a function entry when it has
+// a return probe (BIN:0xOFF%return), and pairs like one; otherwise it counts hits.
 // A second entry (or return) probe at an address that already has one is its
 // own hits-only function "parse [probe #4]": pairing two entry hits of one call
 // against one return would leave a phantom open frame, and merging their values

@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "uprof/resolve/insn_class.h"
+#include "uprof/util/result.h"
 
 namespace uprof {
 
@@ -31,6 +33,17 @@ struct BenchTarget {
 // The targets this build has (x86-64: three, arm64: two).
 std::span<const BenchTarget> bench_targets();
 const BenchTarget* find_bench_target(std::string_view short_name);
+
+// Where code of this process lies in its file: what a probe spec names (BIN:0xOFF)
+// without reading a symbol, so that `uprof bench` works on a stripped uprof.
+struct CodeLocation {
+  std::string path;
+  uint64_t file_offset = 0;
+};
+// From the text of /proc/PID/maps: the file mapping that holds `addr` (pure).
+std::optional<CodeLocation> locate_code(std::string_view maps, uint64_t addr);
+// The same for this process (reads /proc/self/maps).
+Result<CodeLocation> locate_own_code(const void* addr);
 
 struct LoopTiming {
   uint64_t calls = 0;
