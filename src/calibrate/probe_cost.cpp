@@ -180,16 +180,6 @@ Status save_probe_costs(const ProbeCostTable& t, const std::string& path) {
   return ok();
 }
 
-uint64_t call_cost_for(const ProbeCostTable& t, std::span<const InsnClass> classes) {
-  uint64_t best = 0;
-  for (InsnClass c : classes) {
-    const ClassCost* cc = t.find(c);
-    if (!cc || !cc->inside_ns) continue;
-    if (!best || cc->inside_ns < best) best = cc->inside_ns;
-  }
-  return best;
-}
-
 std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed) {
   std::vector<InsnClass> out;
   for (InsnClass c : kMeasurable)

@@ -1,10 +1,12 @@
 #include "uprof/calibrate/probe_sites.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <set>
 #include <sstream>
 
+#include "uprof/analyse/duration_format.h"
 #include "uprof/analyse/probe_functions.h"
 
 namespace uprof {
@@ -25,29 +27,53 @@ std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes
   return sites;
 }
 
+namespace {
+
+std::string cost_text(uint64_t lo, uint64_t hi) {
+  if (!hi) return "";
+  if (lo == hi) return "+" + format_duration(lo) + " a call";
+  return "+" + format_duration(lo) + " to +" + format_duration(hi) + " a call";
+}
+
+}  // namespace
+
 std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t max_listed) {
   if (sites.empty()) return "";
   std::string s = "uprof: first instructions: ";
   if (sites.size() <= max_listed) {
-    for (std::size_t i = 0; i < sites.size(); i++)
+    for (std::size_t i = 0; i < sites.size(); i++) {
       s += (i ? ", " : "") + sites[i].label + " " + describe(sites[i].info);
+      if (sites[i].call_cost_ns) s += " " + cost_text(sites[i].call_cost_ns, sites[i].call_cost_ns);
+    }
     return s;
   }
   std::array<std::size_t, kInsnClasses> n{};
-  for (const auto& site : sites) n[static_cast<std::size_t>(site.info.cls)]++;
+  std::array<uint64_t, kInsnClasses> lo{}, hi{};
+  for (const auto& site : sites) {
+    auto c = static_cast<std::size_t>(site.info.cls);
+    n[c]++;
+    if (!site.call_cost_ns) continue;
+    lo[c] = lo[c] ? std::min(lo[c], site.call_cost_ns) : site.call_cost_ns;
+    hi[c] = std::max(hi[c], site.call_cost_ns);
+  }
   bool first = true;
   for (std::size_t c = 0; c < kInsnClasses; c++) {
     if (!n[c]) continue;
     s += (first ? "" : ", ") + std::to_string(n[c]) + " " + std::string(to_string(static_cast<InsnClass>(c)));
+    if (hi[c]) s += " (" + cost_text(lo[c], hi[c]) + ")";
     first = false;
   }
   return s + " ('uprof probe BIN FUNC' shows each)";
 }
 
-uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSite>& sites) {
-  std::vector<InsnClass> classes;
-  for (const auto& s : sites) classes.push_back(s.info.cls);
-  return call_cost_for(t, classes);
+void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
+                    const std::vector<uint64_t>& hit_costs) {
+  for (std::size_t i = 0; i < probes.size() && i < hit_costs.size(); i++)
+    for (auto& site : sites)
+      if (site.path == probes[i].path && site.file_offset == probes[i].file_offset) {
+        site.call_cost_ns += hit_costs[i];
+        break;
+      }
 }
 
 namespace {

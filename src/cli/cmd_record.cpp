@@ -152,12 +152,15 @@ int cmd_record(int argc, char** argv) {
     });
     if (!cal.why.empty()) std::cerr << "uprof: warning: " << cal.why << "\n";
     const auto& costs = cal.table;
-    uint64_t cost = costs ? probe_cost_for_sites(*costs, sites) : 0;
+    PlannedProbeCosts out;
+    if (costs) {
+      out.inside_ns = probe_costs_for(*costs, probes, sites);
+      out.hit_ns = probe_hit_costs_for(*costs, probes, sites);
+      add_site_costs(sites, probes, out.hit_ns);
+    }
     std::string line = render_probe_sites(sites);
-    if (cost) line += "; ~" + format_duration(cost) + " per call is the probes'";
     if (!line.empty()) std::cerr << line << "\n";
-    if (!costs) return {};
-    return {probe_costs_for(*costs, probes, sites), probe_hit_costs_for(*costs, probes, sites)};
+    return out;
   };
   install_handlers();
   auto rep = run_recording(req, g_stop, g_workload);

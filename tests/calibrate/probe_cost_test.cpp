@@ -55,17 +55,6 @@ TEST(ProbeCost, CachePath) {
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "", "/home/u", false), "/home/u/.cache/uprof/probe-cost-6.18.0");
 }
 
-TEST(ProbeCost, ARecordingGetsTheSmallestCostOfItsClasses) {
-  ProbeCostTable t = sample_table();
-  InsnClass step[] = {InsnClass::SingleStepped};
-  InsnClass both[] = {InsnClass::SingleStepped, InsnClass::Emulated};
-  InsnClass unmeasured[] = {InsnClass::Optimized, InsnClass::Rejected};
-  EXPECT_EQ(call_cost_for(t, step), 2100u);
-  EXPECT_EQ(call_cost_for(t, both), 600u);  // never take off more than the probes added
-  EXPECT_EQ(call_cost_for(t, unmeasured), 0u);
-  EXPECT_EQ(call_cost_for(t, {}), 0u);
-}
-
 TEST(ProbeCost, RecordMeasuresOnlyTheClassesTheCacheLacks) {
   ProbeCostTable t = sample_table();  // single-stepped and emulated
   InsnClass needed[] = {InsnClass::Optimized, InsnClass::Emulated, InsnClass::Rejected, InsnClass::Optimized};
@@ -116,7 +105,36 @@ TEST(ProbeSites, OneLineListsFewSitesAndCountsMany) {
   EXPECT_EQ(render_probe_sites(sites),
             "uprof: first instructions: 4 single-stepped, 1 emulated, 1 optimized ('uprof probe BIN FUNC' shows each)");
   EXPECT_EQ(render_probe_sites({}), "");
-  EXPECT_EQ(probe_cost_for_sites(sample_table(), sites), 600u);
+
+  // With what each site's probes cost per call: per site, or the range per class.
+  sites[0].call_cost_ns = 2'700;
+  sites[1].call_cost_ns = 1'300;
+  sites[2].call_cost_ns = 14'600;
+  sites[3].call_cost_ns = 14'600;
+  sites[4].call_cost_ns = 2'950;
+  EXPECT_EQ(render_probe_sites(sites, 2),
+            "uprof: first instructions: 4 single-stepped (+2.95us to +14.6us a call), 1 emulated (+2.70us a call), "
+            "1 optimized (+1.30us a call) ('uprof probe BIN FUNC' shows each)");
+  sites.resize(3);
+  EXPECT_EQ(render_probe_sites(sites),
+            "uprof: first instructions: add emulated (push %rbp) +2.70us a call, mul optimized (nop5) +1.30us a call, "
+            "f0 single-stepped (lea) +14.6us a call");
+}
+
+// A site's cost per call is the sum of its probes' hit costs: entry + return on add,
+// the entry alone on mul; a probe on no site adds to nothing.
+TEST(ProbeSites, SiteCostsSumTheirProbesHits) {
+  std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}, "/bin/t", 0x1000},
+                               {"mul", {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x1100}};
+  std::vector<ProbeInfo> probes(4);
+  probes[0].path = probes[1].path = probes[2].path = "/bin/t";
+  probes[3].path = "/lib/other.so";
+  probes[0].file_offset = probes[1].file_offset = 0x1000;
+  probes[2].file_offset = 0x1100;
+  probes[3].file_offset = 0x1000;
+  add_site_costs(sites, probes, {500, 700, 2950, 99});
+  EXPECT_EQ(sites[0].call_cost_ns, 1200u);
+  EXPECT_EQ(sites[1].call_cost_ns, 2950u);
 }
 
 // Each probe gets the cost of its own instruction's class: an entry and a return probe on

@@ -75,11 +75,6 @@ KernelIdentity current_kernel();
 std::optional<ProbeCostTable> load_cached_probe_costs();
 Status save_probe_costs(const ProbeCostTable& t, const std::string& path);
 
-// The cost inside a measured call to store for a recording whose probed functions
-// start with instructions of `classes`: the smallest measured one, so that
-// --compensate never takes off more than the probes added. 0 when none is known.
-uint64_t call_cost_for(const ProbeCostTable& t, std::span<const InsnClass> classes);
-
 // The measurable classes among `needed` that `t` has no figures for (every measurable
 // one when there is no table), each once, in InsnClass order (pure).
 std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed);

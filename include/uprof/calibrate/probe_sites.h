@@ -16,6 +16,7 @@ struct ProbeSite {
   InsnInfo info;
   std::string path;     // the probed instruction
   uint64_t file_offset = 0;
+  uint64_t call_cost_ns = 0;  // what its probes cost the program per call, all their hits (0: unknown)
 };
 
 // One per probed instruction: an entry and a return probe on one function are one
@@ -23,12 +24,16 @@ struct ProbeSite {
 // be read gives no site.
 std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes, Arch arch);
 
-// "uprof: first instructions: add emulated (push %rbp), mul single-stepped (lea ...)"; with
-// more than `max_listed` sites, counts per class instead.
+// "uprof: first instructions: add emulated (push %rbp) +2.7us a call, mul single-stepped (lea ...)
+// +14.6us a call" (the cost where known); with more than `max_listed` sites, counts per class
+// instead, with the range of their costs.
 std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t max_listed = 4);
 
-// The figure for RecordingMeta::probe_cost_ns (see call_cost_for).
-uint64_t probe_cost_for_sites(const ProbeCostTable& t, const std::vector<ProbeSite>& sites);
+// Sets each site's call_cost_ns: the sum of `hit_costs` (per probe, probe_hit_costs_for)
+// of the probes on it.
+void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
+                    const std::vector<uint64_t>& hit_costs);
+
 
 // RecordingMeta::probe_costs_ns: per probe, what the probes on its instruction add to a
 // measured call (ClassCost::inside_ns of the instruction's class); 0 when the class was
