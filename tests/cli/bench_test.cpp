@@ -145,9 +145,11 @@ TEST(BenchCli, MeasuresStoresAndCompensates) {
   // raw report flags and --compensate takes off main's duration along with its own figure.
   const double step_call = table->find(InsnClass::SingleStepped)->call_ns;
   ASSERT_EQ(f->meta().probe_hit_costs_ns.size(), f->probes().size());
-  for (const auto& p : f->probes())
-    if (p.function == "add")
+  for (const auto& p : f->probes()) {
+    if (p.function == "add") {
       EXPECT_EQ(f->meta().probe_hit_costs_ns[p.index], static_cast<uint64_t>(std::llround(step_call / 2)));
+    }
+  }
   auto raw = build_report(dir.file("b.data"), AggregateOptions{});
   ASSERT_TRUE(raw.ok()) << raw.error().message;
   AggregateOptions co;
