@@ -51,10 +51,13 @@
 # BPF peers (installed from Debian when missing: apt-get install bpftrace bpfcc-tools):
 #   bpftrace   uprobe + uretprobe on FUNC, @lat = hist(nsecs - @start[tid]), started with -c
 #              so it sees only the workload; its count of paired calls is checked against N
+#   bpftrace printf: the same probes, but one line per call (tid, a, b, retval, latency) into a
+#              file (-o), as close as bpftrace comes to uprof's per-call data: checked like
+#              uprof's file (every call once, retval = a + b; "Lost N events" on stderr)
 #   funclatency (BCC funclatency-bpfcc) FUNC, started before the workload and stopped with
 #              SIGINT after it; its histogram's total is checked against N
-# Both aggregate in the kernel: no data file, no per-event values (bytes/event "-"), and a
-# "report" that is printed as they exit. Their attach (LLVM compile) is outside the loop.
+# bpftrace hist() and funclatency aggregate in the kernel: no data file, no per-event values
+# (bytes/event "-"), and a "report" that is printed as they exit. Their attach (LLVM compile) is outside the loop.
 # "report s" = time of `uprof report` / `perf report --stdio` on the first repetition's file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -206,7 +209,7 @@ TOOLS="none uprof"
 [ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
 TOOLS="$TOOLS perf"
 if [ "$BPF" = 1 ]; then
-  command -v bpftrace >/dev/null && TOOLS="$TOOLS bpftrace"
+  command -v bpftrace >/dev/null && TOOLS="$TOOLS bpftrace bpftrace-printf"
   # BCC compiles its program against the running kernel's headers at start: check once.
   if command -v funclatency-bpfcc >/dev/null; then
     if bcc_err=$(timeout 120 funclatency-bpfcc -d 1 "$HOT:add_step" 2>&1 >/dev/null); then
@@ -264,6 +267,14 @@ run_one() {  # rep class tool [n]
       timeout -k 10 "$RUN_TIMEOUT" bpftrace -c "$HOT $c $n" -e "
         uprobe:$HOT:add_$c { @start[tid] = nsecs; }
         uretprobe:$HOT:add_$c /@start[tid]/ { @lat = hist(nsecs - @start[tid]); delete(@start[tid]); @calls = count(); }" \
+        >"$out" 2>"$err" || status=fail ;;
+    bpftrace-printf)
+      data=$base.bpftrace.txt
+      timeout -k 10 "$RUN_TIMEOUT" bpftrace -o "$data" -c "$HOT $c $n" -e "
+        uprobe:$HOT:add_$c { @start[tid] = nsecs; @a[tid] = arg0; @b[tid] = arg1; }
+        uretprobe:$HOT:add_$c /@start[tid]/ {
+          printf(\"%d %d %d %d %d\\n\", tid, @a[tid], @b[tid], retval, nsecs - @start[tid]);
+          delete(@start[tid]); delete(@a[tid]); delete(@b[tid]); }" \
         >"$out" 2>"$err" || status=fail ;;
     funclatency)
       # System-wide on the file's function: started first, stopped with SIGINT after hot.
@@ -328,6 +339,21 @@ run_one() {  # rep class tool [n]
       local k; k=$(awk '/^@calls:/ {print $2}' "$out")
       samples=$(( 2 * ${k:-0} )); missing=$(( 2 * n - samples )); dups=0; lost=0; gaps=""; bad=""; bytes=""
       [ -n "$k" ] || status=fail ;;
+    bpftrace-printf)
+      # One line per call: "tid a b retval ns". Every a in 0..n-1 once, retval = a + b.
+      if [ -f "$data" ]; then
+        local chk
+        chk=$(awk -v n="$n" 'NF == 5 && $1 ~ /^[0-9]+$/ {
+                 k++; if (seen[$2]++) d++; if ($4 != $2 + $3) w++; if ($2 < 0 || $2 >= n) w++ }
+               END {printf "calls=%d dups=%d bad=%d\n", k, d + 0, w + 0}' "$data")
+        local k; k=$(kv calls "$chk")
+        dups=$((2 * $(kv dups "$chk"))); samples=$((2 * k)); bad=$(kv bad "$chk"); gaps=""
+        missing=$((2 * n - (samples - dups)))
+        lost=$(sed -n 's/.*Lost \([0-9]*\) events.*/\1/p' "$err" | awk '{s += $1} END {print s + 0}')
+        bytes=$(stat -c %s "$data")
+      else
+        status=fail
+      fi ;;
     funclatency)
       # The histogram's counts (lines "  lo -> hi : count |***|"), summed.
       local k; k=$(awk -F: '/->/ {split($2, a, "|"); s += a[1]} END {print s + 0}' "$base.bcc")
@@ -386,7 +412,8 @@ tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "none"]
 label = {"uprof": "uprof record" + (f" {uargs}" if uargs else ""),
          "uprof-pmu": "uprof record --backend pmu" + (f" {uargs}" if uargs else ""),
          "perf": "perf record" + (f" {pargs}" if pargs else ""),
-         "bpftrace": "bpftrace uprobe+uretprobe hist()", "funclatency": "BCC funclatency"}
+         "bpftrace": "bpftrace uprobe+uretprobe hist()", "bpftrace-printf": "bpftrace printf per call",
+         "funclatency": "BCC funclatency"}
 
 def per_hit(r, key):
     b = base.get((r["rep"], r["class"]))
