@@ -87,8 +87,8 @@ int cmd_record(int argc, char** argv) {
       "backend", po::value<std::string>()->default_value("tracefs"),
       "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files")(
-      "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot,\n"
-      "do not measure one (about half a second a class, once per boot): the report then has no\n"
+      "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot, "
+      "do not measure one (about half a second a class, once per boot): the report then has no "
       "'probe dominates' note and no --compensate for it");
 
   auto [own, cmd] = split_command(argc, argv);
