@@ -196,7 +196,6 @@ RecordCalibration calibrate_for_record(std::span<const InsnClass> needed, bool m
   ProbeCostTable merged = out.table.value_or(ProbeCostTable{});
   merge_probe_costs(merged, *fresh);
   out.table = merged;
-  out.measured = missing;
   if (auto st = save_probe_costs(merged, probe_cost_cache_path()); !st) out.why = st.error().message;
   return out;
 }

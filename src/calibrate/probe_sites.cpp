@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -28,6 +29,18 @@ std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes
 }
 
 namespace {
+
+// Where `p`'s instruction is in `sites`; none when its file could not be read.
+std::optional<std::size_t> site_of(const std::vector<ProbeSite>& sites, const ProbeInfo& p) {
+  for (std::size_t i = 0; i < sites.size(); i++)
+    if (sites[i].path == p.path && sites[i].file_offset == p.file_offset) return i;
+  return std::nullopt;
+}
+
+const ClassCost* class_cost_of(const ProbeCostTable& t, const ProbeInfo& p, const std::vector<ProbeSite>& sites) {
+  auto i = site_of(sites, p);
+  return i ? t.find(sites[*i].info.cls) : nullptr;
+}
 
 std::string cost_text(uint64_t lo, uint64_t hi) {
   if (!hi) return "";
@@ -69,22 +82,8 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
 void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
                     const std::vector<uint64_t>& hit_costs) {
   for (std::size_t i = 0; i < probes.size() && i < hit_costs.size(); i++)
-    for (auto& site : sites)
-      if (site.path == probes[i].path && site.file_offset == probes[i].file_offset) {
-        site.call_cost_ns += hit_costs[i];
-        break;
-      }
+    if (auto s = site_of(sites, probes[i])) sites[*s].call_cost_ns += hit_costs[i];
 }
-
-namespace {
-
-const ClassCost* class_cost_of(const ProbeCostTable& t, const ProbeInfo& p, const std::vector<ProbeSite>& sites) {
-  for (const auto& s : sites)
-    if (s.path == p.path && s.file_offset == p.file_offset) return t.find(s.info.cls);
-  return nullptr;
-}
-
-}  // namespace
 
 std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
                                       const std::vector<ProbeSite>& sites) {

@@ -17,30 +17,50 @@ namespace {
 using test::probe;
 using test::sample;
 
+// f (probes 0, 1) and g (2, 3), both probed at entry and return.
+std::vector<ProbeInfo> f_and_g() {
+  return {probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000),
+          probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
+}
+
+// A finished recording of `events` (samples of thread 7, in time order) in a temporary
+// file named by `name`; its trailer counts each probe's samples.
+std::string write_file(const std::string& name, const RecordingMeta& meta, const std::vector<ProbeInfo>& probes,
+                       const std::vector<Event>& events) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("uprof_compensate_" + std::to_string(getpid()) + "_" + name))
+          .string();
+  auto w = DataFileWriter::create(path, meta, probes);
+  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
+  Trailer tr;
+  tr.counts.resize(probes.size());
+  for (const Event& e : events) {
+    EXPECT_TRUE(w->add(e).ok());
+    tr.counts[e.probe].kernel++;
+    tr.counts[e.probe].recorded++;
+    tr.end_monotonic_ns = e.time;
+  }
+  tr.events = events.size();
+  EXPECT_TRUE(w->finish(tr).ok());
+  return path;
+}
+
 std::string write_recording(uint64_t probe_cost_ns) {
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("uprof_compensate_" + std::to_string(getpid()) + "_" + std::to_string(probe_cost_ns)))
-                         .string();
   RecordingMeta meta;
   meta.kernel = "6.18.0";
   meta.start_monotonic_ns = 1'000'000;
   meta.probe_cost_ns = probe_cost_ns;
-  std::vector<ProbeInfo> probes{probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000)};
-  auto w = DataFileWriter::create(path, meta, probes);
-  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
   // Calls of 100, 300 and 1000 ns.
+  std::vector<Event> events;
   uint64_t t = 2'000'000;
   for (uint64_t d : {100u, 300u, 1000u}) {
-    EXPECT_TRUE(w->add(sample(0, 7, t)).ok());
-    EXPECT_TRUE(w->add(sample(1, 7, t + d)).ok());
+    events.push_back(sample(0, 7, t));
+    events.push_back(sample(1, 7, t + d));
     t += 5000;
   }
-  Trailer tr;
-  tr.end_monotonic_ns = t;
-  tr.events = 6;
-  tr.counts = {{3, 3}, {3, 3}};
-  EXPECT_TRUE(w->finish(tr).ok());
-  return path;
+  return write_file(std::to_string(probe_cost_ns), meta, {probe(0, ProbeKind::Entry, "f", 0x1000),
+                                                           probe(1, ProbeKind::Return, "f", 0x1000)},
+                    events);
 }
 
 TEST(Compensate, SubtractsTheProbeCostClampedAtZero) {
@@ -68,32 +88,20 @@ TEST(Compensate, SubtractsTheProbeCostClampedAtZero) {
 // Two functions whose first instructions cost differently: each loses its own figure
 // (META probe_costs_ns, per probe), and the text, CSV and JSON say so per function.
 TEST(Compensate, EachFunctionLosesItsOwnInstructionsCost) {
-  std::string path = (std::filesystem::temp_directory_path() /
-                      ("uprof_compensate_" + std::to_string(getpid()) + "_per_probe"))
-                         .string();
   RecordingMeta meta;
   meta.start_monotonic_ns = 1'000'000;
   meta.probe_cost_ns = 600;                        // the smallest: what an old reader uses
   meta.probe_costs_ns = {600, 600, 16'000, 16'000};  // push %rbp (emulated), lea (single-stepped)
-  std::vector<ProbeInfo> probes{probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000),
-                                probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
-  {
-    auto w = DataFileWriter::create(path, meta, probes);
-    ASSERT_TRUE(w.ok()) << w.error().message;
-    uint64_t t = 2'000'000;
-    for (uint64_t d : {10'000u, 20'000u}) {
-      ASSERT_TRUE(w->add(sample(0, 7, t)).ok());
-      ASSERT_TRUE(w->add(sample(1, 7, t + d)).ok());
-      ASSERT_TRUE(w->add(sample(2, 7, t + 100'000)).ok());
-      ASSERT_TRUE(w->add(sample(3, 7, t + 100'000 + d)).ok());
-      t += 500'000;
-    }
-    Trailer tr;
-    tr.end_monotonic_ns = t;
-    tr.events = 8;
-    tr.counts = {{2, 2}, {2, 2}, {2, 2}, {2, 2}};
-    ASSERT_TRUE(w->finish(tr).ok());
+  std::vector<Event> events;
+  uint64_t t = 2'000'000;
+  for (uint64_t d : {10'000u, 20'000u}) {
+    events.push_back(sample(0, 7, t));
+    events.push_back(sample(1, 7, t + d));
+    events.push_back(sample(2, 7, t + 100'000));
+    events.push_back(sample(3, 7, t + 100'000 + d));
+    t += 500'000;
   }
+  std::string path = write_file("per_probe", meta, f_and_g(), events);
   AggregateOptions comp;
   comp.compensate = true;
   auto m = build_report(path, comp);
@@ -134,34 +142,19 @@ TEST(Compensate, EachFunctionLosesItsOwnInstructionsCost) {
 // cost (they happened inside f's time), not only its own probes' figure.
 TEST(Compensate, ProbedCallsInsideACallAreTakenOffToo) {
   auto write = [](bool hit_costs) {
-    std::string path = (std::filesystem::temp_directory_path() /
-                        ("uprof_compensate_" + std::to_string(getpid()) + "_nested" + (hit_costs ? "1" : "0")))
-                           .string();
     RecordingMeta meta;
     meta.start_monotonic_ns = 1'000'000;
     meta.probe_cost_ns = 600;
     meta.probe_costs_ns = {600, 600, 600, 600};
     if (hit_costs) meta.probe_hit_costs_ns = {1'000, 1'000, 3'000, 3'000};
-    std::vector<ProbeInfo> probes{probe(0, ProbeKind::Entry, "f", 0x1000), probe(1, ProbeKind::Return, "f", 0x1000),
-                                  probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
-    auto w = DataFileWriter::create(path, meta, probes);
-    EXPECT_TRUE(w.ok()) << w.error().message;
+    std::vector<Event> events;
     uint64_t t = 2'000'000;
     for (int call = 0; call < 3; call++) {  // f: 50 us, holding two 5 us calls of g
-      EXPECT_TRUE(w->add(sample(0, 7, t)).ok());
-      EXPECT_TRUE(w->add(sample(2, 7, t + 10'000)).ok());
-      EXPECT_TRUE(w->add(sample(3, 7, t + 15'000)).ok());
-      EXPECT_TRUE(w->add(sample(2, 7, t + 20'000)).ok());
-      EXPECT_TRUE(w->add(sample(3, 7, t + 25'000)).ok());
-      EXPECT_TRUE(w->add(sample(1, 7, t + 50'000)).ok());
+      for (auto [p, dt] : {std::pair{0u, 0u}, {2u, 10'000u}, {3u, 15'000u}, {2u, 20'000u}, {3u, 25'000u}, {1u, 50'000u}})
+        events.push_back(sample(p, 7, t + dt));
       t += 100'000;
     }
-    Trailer tr;
-    tr.end_monotonic_ns = t;
-    tr.events = 18;
-    tr.counts = {{3, 3}, {3, 3}, {6, 6}, {6, 6}};
-    EXPECT_TRUE(w->finish(tr).ok());
-    return path;
+    return write_file(hit_costs ? "nested1" : "nested0", meta, f_and_g(), events);
   };
   AggregateOptions comp;
   comp.compensate = true;

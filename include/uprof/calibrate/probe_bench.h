@@ -55,7 +55,6 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts);
 // why, unless there was nothing to measure).
 struct RecordCalibration {
   std::optional<ProbeCostTable> table;
-  std::vector<InsnClass> measured;  // the classes measured now
   std::string why;                  // a measurement or the cache write failed
 };
 RecordCalibration calibrate_for_record(std::span<const InsnClass> needed, bool measure,

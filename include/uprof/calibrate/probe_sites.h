@@ -34,7 +34,6 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
 void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
                     const std::vector<uint64_t>& hit_costs);
 
-
 // RecordingMeta::probe_costs_ns: per probe, what the probes on its instruction add to a
 // measured call (ClassCost::inside_ns of the instruction's class); 0 when the class was
 // not measured or the probe's instruction is not among `sites`.
