@@ -38,7 +38,7 @@
 #include "uprof/attach/perf_event.h"
 #include "uprof/attach/uprobe_pmu.h"
 #include "uprof/calibrate/bench_targets.h"
-#include "uprof/drain/ring_buffer.h"
+#include "uprof/attach/ring_buffer.h"
 #include "uprof/resolve/resolver.h"
 
 namespace uprof {
@@ -83,7 +83,7 @@ class ProbedSelf {
     opts.count_lost = kernel_supports_format_lost();
     p->read_format_ = opts.count_lost ? PERF_FORMAT_LOST : 0;
     const uint8_t ret_reg = arch_info(host_arch()).return_reg;
-    auto add = [&](bool is_return, SampleContent content, bool counting) -> Status {
+    auto add = [&](bool is_return, ProbeReads content, bool counting) -> Status {
       p->targets_.push_back(std::make_unique<UprobeTarget>(UprobeTarget{self, offset, is_return}));
       perf_event_attr a = build_uprobe_attr(pmu, *p->targets_.back(), content, opts);
       // One thread, one ring: a per-task event that is inherited cannot be mmapped.

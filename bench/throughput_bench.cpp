@@ -20,9 +20,10 @@
 #include <vector>
 
 #include "uprof/analyse/aggregate.h"
+#include "uprof/analyse/event_loop.h"
 #include "uprof/analyse/pairing.h"
 #include "uprof/drain/record_decoder.h"
-#include "uprof/drain/ring_buffer.h"
+#include "uprof/attach/ring_buffer.h"
 #include "uprof/store/data_file.h"
 
 namespace uprof {
@@ -191,10 +192,10 @@ void BM_PairAndAggregate(benchmark::State& state) {
   std::vector<uint64_t> hit_costs;
   if (state.range(1)) hit_costs.assign(probes().size(), 1'500);
   for (auto _ : state) {
-    Pairer pairer(fns, hit_costs);
     Aggregator agg(fns, AggregateOptions{});
-    for (const auto& e : ev) pairer.add(e, agg);
-    pairer.finish(agg);
+    EventLoop loop(fns, AggregateFilter{}, 0, agg, hit_costs);
+    for (const auto& e : ev) loop.add(e);
+    loop.finish();
     benchmark::DoNotOptimize(agg.groups().size());
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

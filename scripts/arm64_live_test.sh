@@ -100,7 +100,9 @@ kpkg=$(timeout "$LIMIT" apt-cache "${apt64[@]}" depends linux-image-arm64 2>/dev
 [ -n "$kpkg" ] || fail "cannot resolve linux-image-arm64 to a versioned kernel package"
 # libdw.a needs zlib, lzma and bzip2 (Debian's elfutils 0.188 is built without zstd);
 # boost's headers and CMake config come with libboost1.74-dev.
-devpkgs=(libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev libboost1.74-dev libboost-program-options1.74-dev)
+# libbpf-dev: the BPF engine (libbpf.a; its BPF object is built by the host clang).
+# libcapstone-dev: libcapstone.a, the instruction decoder.
+devpkgs=(libelf-dev libdw-dev zlib1g-dev liblzma-dev libbz2-dev libboost1.74-dev libboost-program-options1.74-dev libbpf-dev libcapstone-dev)
 want=()
 for p in "$kpkg" "${devpkgs[@]}"; do
   compgen -G "$W/debs/${p}_*_arm64.deb" >/dev/null || want+=("$p")
@@ -194,6 +196,8 @@ xcc workload_O0 "$FX/workload.c" -g -O0 -pthread -ldl
 xcc workload_O2 "$FX/workload.c" -g -O2 -pthread -ldl
 # Every function starts with `bti c` (a hint: a no-op on the cortex-a57 qemu emulates).
 xcc workload_bti "$FX/workload.c" -g -O2 -mbranch-protection=standard -pthread -ldl
+# Probe placement: no_loop is `bti c; cbz x0`, probed at the cbz (simulated) unless --exact-site.
+xcc placement_bti "$FX/placement.c" -g -O2 -mbranch-protection=standard
 # Typed arguments from DWARF: x0-x7 then [sp], 16-byte structs in x0:x1, a 40-byte one by reference.
 xcc args_O0 "$FX/args/args.c" -g -O0
 xcc args_O2 "$FX/args/args.c" -g -O2
@@ -230,6 +234,8 @@ cases=(
   'pmu_dyn_O2|2000|--function add --values seq|--backend|pmu|-e|add %x0 %x1 $retval|--|/fx/workload_O2|calls|2000'
   'pmu_bti|2000|--function add --values seq --insn @FX@/workload_bti d503245f|--backend|pmu|-e|add %x0 %x1 $retval|--|/fx/workload_bti|calls|2000'
   'lr|2000|--function add --values seq --lr-trampoline|-e|add %x0 %x1 %lr $retval|-e|add%return %lr|--|/fx/workload_O2|calls|2000'
+  'place_bti|2000|--function no_loop --values none --insn @FX@/placement_bti b4000040|-e|no_loop %x0 %x1 $retval|--|/fx/placement_bti|2000'
+  'place_bti_exact|2000|--function no_loop --values none --insn @FX@/placement_bti d503245f|--exact-site|-e|no_loop %x0 %x1 $retval|--|/fx/placement_bti|2000'
   'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
   'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
 )

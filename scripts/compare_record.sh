@@ -9,8 +9,9 @@
 #   -r REPS     repetitions (default 5)
 #   -n N        calls per run for the push and nop5 classes (default 1000000)
 #   -s N_STEP   calls per run for the single-stepped class (default 100000)
-#   -c CLASSES  which function classes (default "step push nop5")
-#   --no-pmu    skip `uprof record --backend pmu`
+#   -c CLASSES  which function classes (default "step push nop5"; "cet" adds endbr64 + push,
+#               where uprof probes the push after endbr64 and every other tool the endbr64)
+#   --no-pmu    skip `uprof record --engine perf --backend pmu`
 #   --no-bpf    skip bpftrace and BCC funclatency (in-kernel aggregation, no data file)
 #   --keep      keep every data file (they are ~13 B/event for uprof, ~96 for perf)
 #   -o DIR      where data files and results.tsv go (default BUILD_DIR/compare-record)
@@ -56,6 +57,10 @@
 #              uprof's file (every call once, retval = a + b; "Lost N events" on stderr)
 #   funclatency (BCC funclatency-bpfcc) FUNC, started before the workload and stopped with
 #              SIGINT after it; its histogram's total is checked against N
+# Two floors, which keep nothing per call, show what the trap itself costs on this kernel:
+#   perf stat  the same two tracefs probes, counted (no sample, no program): the trap alone
+#   bpftrace count()  uprobe + uretprobe, each adding 1 to a per-CPU count: the trap and the
+#              cheapest BPF program; both counts are checked against N
 # bpftrace hist() and funclatency aggregate in the kernel: no data file, no per-event values
 # (bytes/event "-"), and a "report" that is printed as they exit. Their attach (LLVM compile) is outside the loop.
 # "report s" = time of `uprof report` / `perf report --stdio` on the first repetition's file.
@@ -116,7 +121,7 @@ if [ "$BPF" = 1 ]; then
   fi
 fi
 for c in $CLASSES; do
-  case "$c" in step|push|nop5) ;; *) die "unknown class '$c' (step, push, nop5)" ;; esac
+  case "$c" in step|push|nop5|cet) ;; *) die "unknown class '$c' (step, push, nop5, cet)" ;; esac
 done
 
 # ---- cleanup: never leave perf probes behind -------------------------------------------
@@ -179,6 +184,7 @@ for c in $CLASSES; do
     step) case "$mnem" in lea|mov|sub|endbr64) ;; *) die "add_step starts with '$mnem', not a single-stepped lea/mov/sub/endbr64" ;; esac ;;
     push) [ "$bytes" = 55 ] || die "add_push starts with '$bytes', not 55 (push %rbp)" ;;
     nop5) [ "$bytes" = "0f 1f 44 00 00" ] || die "add_nop5 starts with '$bytes', not 0f 1f 44 00 00" ;;
+    cet) [ "$bytes" = "f3 0f 1e fa" ] || die "add_cet starts with '$bytes', not f3 0f 1e fa (endbr64)" ;;
   esac
 done
 
@@ -199,17 +205,19 @@ for c in $CLASSES; do
   poff=$(awk -v e="p:$GROUP/add_$c" '$1 == e {n = split($2, a, ":"); print a[n]}' /sys/kernel/tracing/uprobe_events)
   uoff=$(timeout 60 "$UPROF" probe "$HOT" "add_$c" | awk 'NR == 2 {print $4}')
   printf '   add_%-5s perf %s  uprof %s\n' "$c" "$poff" "$uoff" >&2
-  if [ -z "$poff" ] || [ -z "$uoff" ] || [ $((poff)) != $((uoff)) ]; then
-    die "perf and uprof probe add_$c at different offsets"
+  # cet: uprof's placement probes the push after endbr64 (4 bytes on); the others the symbol.
+  want=0; [ "$c" = cet ] && want=4
+  if [ -z "$poff" ] || [ -z "$uoff" ] || [ $((uoff - poff)) != $want ]; then
+    die "uprof probes add_$c at $uoff, perf at $poff (expected uprof = perf + $want)"
   fi
 done
 
 # ---- runs --------------------------------------------------------------------------------
-TOOLS="none uprof"
+TOOLS="none uprof uprof-perf"
 [ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
-TOOLS="$TOOLS perf"
+TOOLS="$TOOLS perf perf-stat"
 if [ "$BPF" = 1 ]; then
-  command -v bpftrace >/dev/null && TOOLS="$TOOLS bpftrace bpftrace-printf"
+  command -v bpftrace >/dev/null && TOOLS="$TOOLS bpftrace-count bpftrace bpftrace-printf"
   # BCC compiles its program against the running kernel's headers at start: check once.
   if command -v funclatency-bpfcc >/dev/null; then
     if bcc_err=$(timeout 120 funclatency-bpfcc -d 1 "$HOT:add_step" 2>&1 >/dev/null); then
@@ -248,20 +256,29 @@ run_one() {  # rep class tool [n]
   case "$tool" in
     none)
       timeout -k 10 "$RUN_TIMEOUT" "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
-    uprof|uprof-pmu)
+    uprof|uprof-perf|uprof-pmu)
       data=$base.uprof.data
-      local backend=tracefs
-      [ "$tool" = uprof-pmu ] && backend=pmu
+      local engine="--engine bpf"
+      [ "$tool" = uprof-perf ] && engine="--engine perf --backend tracefs"
+      [ "$tool" = uprof-pmu ] && engine="--engine perf --backend pmu"
       # --no-calibrate: the first run on a fresh boot would otherwise measure probe costs
       # first, which no other tool does (its CPU time would count in cmd_cpu_ms).
       # shellcheck disable=SC2086
-      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --no-calibrate --backend "$backend" $UPROF_ARGS \
+      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --no-calibrate $engine $UPROF_ARGS \
         -e "add_$c %di %si \$retval" -o "$data" -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
     perf)
       data=$base.perf.data
       # shellcheck disable=SC2086
       timeout -k 10 "$RUN_TIMEOUT" perf record $PERF_ARGS -o "$data" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
         -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+    perf-stat)
+      timeout -k 10 "$RUN_TIMEOUT" perf stat -x, -o "$base.stat" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
+        -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
+    bpftrace-count)
+      timeout -k 10 "$RUN_TIMEOUT" bpftrace -c "$HOT $c $n" -e "
+        uprobe:$HOT:add_$c { @entries = count(); }
+        uretprobe:$HOT:add_$c { @returns = count(); }" \
+        >"$out" 2>"$err" || status=fail ;;
     bpftrace)
       # The workload's stdout goes to bpftrace's; hot's lines are picked out of it.
       timeout -k 10 "$RUN_TIMEOUT" bpftrace -c "$HOT $c $n" -e "
@@ -296,7 +313,7 @@ run_one() {  # rep class tool [n]
   [ "$calls" = "$n" ] || status=fail
   local report_ms=""
   case "$tool" in
-    uprof|uprof-pmu)
+    uprof|uprof-perf|uprof-pmu)
       if [ -f "$data" ]; then
         local chk
         chk=$(timeout 600 "$TB/check_uprof_data" "$data" "$n" 2>>"$err") || status=fail
@@ -334,6 +351,17 @@ run_one() {  # rep class tool [n]
       else
         status=fail
       fi ;;
+    perf-stat)
+      # "count,,event,..." lines: the entry and return probes' counts.
+      samples=$(awk -F, -v g="$GROUP:add_$c" '$3 == g || $3 == g "__return" {s += $1} END {print s + 0}' "$base.stat" 2>/dev/null)
+      missing=$(( 2 * n - ${samples:-0} )); dups=0; lost=0; gaps=""; bad=""; bytes=""
+      rm -f "$base.stat"
+      [ "${samples:-0}" -gt 0 ] || status=fail ;;
+    bpftrace-count)
+      local ke kr
+      ke=$(awk '/^@entries:/ {print $2}' "$out"); kr=$(awk '/^@returns:/ {print $2}' "$out")
+      samples=$(( ${ke:-0} + ${kr:-0} )); missing=$(( 2 * n - samples )); dups=0; lost=0; gaps=""; bad=""; bytes=""
+      [ -n "$ke" ] && [ -n "$kr" ] || status=fail ;;
     bpftrace)
       # @calls: N + 0 (hot's loop) when every call was paired; missing = 2N - 2 x calls.
       local k; k=$(awk '/^@calls:/ {print $2}' "$out")
@@ -409,9 +437,11 @@ fixed_cpu = {t: statistics.median([own_cpu_ms(r) for r in calib if r["tool"] == 
 base = {(r["rep"], r["class"]): r for r in ok if r["tool"] == "none"}
 classes = list(dict.fromkeys(r["class"] for r in rows))
 tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "none"]
-label = {"uprof": "uprof record" + (f" {uargs}" if uargs else ""),
-         "uprof-pmu": "uprof record --backend pmu" + (f" {uargs}" if uargs else ""),
+label = {"uprof": "uprof record (bpf engine)" + (f" {uargs}" if uargs else ""),
+         "uprof-perf": "uprof record --engine perf" + (f" {uargs}" if uargs else ""),
+         "uprof-pmu": "uprof record --engine perf --backend pmu" + (f" {uargs}" if uargs else ""),
          "perf": "perf record" + (f" {pargs}" if pargs else ""),
+         "perf-stat": "floor: perf stat (the trap, counted)", "bpftrace-count": "floor: bpftrace count()",
          "bpftrace": "bpftrace uprobe+uretprobe hist()", "bpftrace-printf": "bpftrace printf per call",
          "funclatency": "BCC funclatency"}
 
@@ -465,7 +495,8 @@ print()
 print("| class (first insn) | N calls | tool | ns/hit added, CPU time | ns/hit added, wall time | "
       "x perf (CPU) | x uprof (CPU) | x perf (wall) | tool's own CPU, ns/event | fixed s (start-up + finish) | report s |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
-insn = {"step": "step (lea, single-stepped)", "push": "push (push %rbp, emulated)", "nop5": "nop5 (nopl, optimized)"}
+insn = {"step": "step (lea, single-stepped)", "push": "push (push %rbp, emulated)", "nop5": "nop5 (nopl, optimized)",
+        "cet": "cet (endbr64 + push %rbp: uprof at the push, the others at endbr64)"}
 for c in classes:
     bcpu = [int(r["loop_cpu_ns"]) / int(r["n"]) for r in ok if r["class"] == c and r["tool"] == "none"]
     for t in tools:

@@ -12,7 +12,9 @@ packages=(
   binutils                                 # nm/readelf/objcopy: independent checks, stripped fixtures
   python3-jsonschema                       # tests validate report JSON against docs/report.schema.json
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
-  clang libclang-rt-14-dev                 # scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
+  libbpf-dev bpftool                       # the BPF engine: libbpf, and the skeleton of its BPF object
+  libcapstone-dev                          # instruction decoding: probe placement, instruction boundaries
+  clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )
 
 missing=()

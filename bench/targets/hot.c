@@ -1,6 +1,6 @@
 // hot: a probe-cost workload for scripts/compare_record.sh.
 //
-//   hot MODE N     MODE is step, push or nop5; calls that function N times in a tight loop
+//   hot MODE N     MODE is step, push, nop5 or cet; calls that function N times in a tight loop
 //
 // The three functions do the same thing (return a + b) and differ only in their first
 // instruction, which decides what a uprobe on them costs on x86-64 Linux:
@@ -11,6 +11,10 @@
 //   add_push  push %rbp              the kernel emulates it (no single-step)
 //   add_nop5  0f 1f 44 00 00 (nopl)  Linux 6.x optimizes a probe on a 5-byte nop into
 //                                    a call to a trampoline (no trap at all)
+//   add_cet   endbr64; push %rbp     as every function of a CET build (-fcf-protection,
+//                                    the default on Ubuntu and Fedora) starts: endbr64 is
+//                                    single-stepped at the symbol, the push after it is
+//                                    emulated; uprof's placement probes the push
 //
 // add_push and add_nop5 are naked so that their first bytes do not depend on the
 // compiler's mood; the script checks all three with objdump before it measures.
@@ -45,6 +49,18 @@ __attribute__((naked, noinline)) int add_push(int a, int b) {
       "ret\n\t");
 }
 
+__attribute__((naked, noinline)) int add_cet(int a, int b) {
+  (void)a;
+  (void)b;
+  __asm__(
+      "endbr64\n\t"
+      "push %rbp\n\t"
+      "mov %rsp, %rbp\n\t"
+      "lea (%rdi,%rsi), %eax\n\t"
+      "pop %rbp\n\t"
+      "ret\n\t");
+}
+
 __attribute__((naked, noinline)) int add_nop5(int a, int b) {
   (void)a;
   (void)b;
@@ -62,15 +78,16 @@ static long long now_ns(clockid_t c) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: hot step|push|nop5 N\n");
+    fprintf(stderr, "usage: hot step|push|nop5|cet N\n");
     return 2;
   }
   int (*fn)(int, int);
   if (strcmp(argv[1], "step") == 0) fn = add_step;
   else if (strcmp(argv[1], "push") == 0) fn = add_push;
   else if (strcmp(argv[1], "nop5") == 0) fn = add_nop5;
+  else if (strcmp(argv[1], "cet") == 0) fn = add_cet;
   else {
-    fprintf(stderr, "hot: unknown mode '%s' (step, push or nop5)\n", argv[1]);
+    fprintf(stderr, "hot: unknown mode '%s' (step, push, nop5 or cet)\n", argv[1]);
     return 2;
   }
   char* end = NULL;

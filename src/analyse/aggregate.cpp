@@ -1,7 +1,5 @@
 #include "uprof/analyse/aggregate.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 
 namespace uprof {
@@ -11,23 +9,8 @@ namespace {
 constexpr uint64_t kNoValueBit = uint64_t{1} << 63;   // in Key::a: the call did not capture --by
 constexpr uint64_t kOtherBit = uint64_t{1} << 62;     // in Key::a: past max_value_groups
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-}
-
-bool any_glob_match(const std::vector<std::string>& patterns, const std::string& text) {
-  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return glob_match(p, text); });
-}
-
 bool value_less(uint64_t a, uint64_t b, bool is_signed) {
   return is_signed ? static_cast<int64_t>(a) < static_cast<int64_t>(b) : a < b;
-}
-
-std::vector<bool> select_functions(const std::vector<FunctionInfo>& functions, const AggregateFilter& filter) {
-  std::vector<bool> out(functions.size(), true);
-  if (filter.functions.empty()) return out;
-  for (std::size_t i = 0; i < functions.size(); ++i) out[i] = any_glob_match(filter.functions, functions[i].name);
-  return out;
 }
 
 int32_t slot_named(const FunctionInfo& f, const std::string& name) {
@@ -120,10 +103,6 @@ Aggregator::Aggregator(const ProbeFunctions& functions, AggregateOptions options
     entry_probe_of_.push_back(f.entry_probe);
     by_slot_.push_back(slot_named(f, options_.by_value));
   }
-  const AggregateFilter& filter = options_.filter;
-  if (filter.since) since_ = options_.start_time + *filter.since;
-  if (filter.until) until_ = *filter.until > UINT64_MAX - options_.start_time ? UINT64_MAX
-                                                                                : options_.start_time + *filter.until;
   keyed_ = options_.by != GroupBy::Function || !options_.by_value.empty();
   if (!keyed_) {
     group_of_function_.assign(functions_.size(), UINT32_MAX);
@@ -142,76 +121,6 @@ GroupStats Aggregator::make_group(uint32_t function) const {
     g.values.push_back(ValueStats{.is_signed = spec.is_signed, .top = TopValues(options_.top_capacity)});
   }
   return g;
-}
-
-Aggregator::ThreadInfo& Aggregator::thread_info(uint32_t pid, uint32_t tid) {
-  const uint32_t slot = free_threads_.empty() ? static_cast<uint32_t>(threads_.size()) : free_threads_.back();
-  const auto ins = thread_index_.insert({.a = tid}, slot);
-  if (ins.inserted) {
-    if (slot == threads_.size()) {
-      threads_.emplace_back();
-    } else {
-      free_threads_.pop_back();
-    }
-    threads_[slot] = ThreadInfo{.pid = pid};
-  }
-  ThreadInfo& t = threads_[ins.position];
-  if (t.pid != pid) t = ThreadInfo{.pid = pid};  // the tid now belongs to another process
-  return t;
-}
-
-void Aggregator::on_exit(uint32_t pid, uint32_t tid) {
-  const auto i = thread_index_.find({.a = tid});
-  if (!i || threads_[*i].pid != pid) return;
-  thread_index_.erase({.a = tid});
-  threads_[*i] = ThreadInfo{};
-  free_threads_.push_back(*i);
-  last_comm_answer_ = -1;
-}
-
-void Aggregator::on_comm(uint32_t pid, uint32_t tid, std::string_view comm) {
-  ThreadInfo& t = thread_info(pid, tid);
-  t.comm = comm;
-  t.comm_selected = any_glob_match(options_.filter.comms, t.comm);
-  last_comm_answer_ = -1;
-}
-
-void Aggregator::on_fork(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid) {
-  // A new task is named after its parent until it execs or renames itself, and no
-  // Comm event says so.
-  const auto parent = thread_index_.find({.a = parent_tid});
-  if (!parent || threads_[*parent].pid != parent_pid) return;
-  const ThreadInfo inherited = threads_[*parent];
-  ThreadInfo& child = thread_info(pid, tid);
-  child.comm = inherited.comm;
-  child.comm_selected = inherited.comm_selected;
-  last_comm_answer_ = -1;
-}
-
-std::string_view Aggregator::comm(uint32_t pid, uint32_t tid) const {
-  const auto i = thread_index_.find({.a = tid});
-  return i && threads_[*i].pid == pid ? std::string_view(threads_[*i].comm) : std::string_view();
-}
-
-bool Aggregator::comm_selected(uint32_t pid, uint32_t tid) {
-  if (last_comm_answer_ >= 0 && last_comm_tid_ == tid && last_comm_pid_ == pid) return last_comm_answer_ == 1;
-  const auto i = thread_index_.find({.a = tid});
-  const bool yes = i && threads_[*i].pid == pid && threads_[*i].comm_selected;
-  last_comm_tid_ = tid;
-  last_comm_pid_ = pid;
-  last_comm_answer_ = yes ? 1 : 0;
-  return yes;
-}
-
-bool Aggregator::admit(uint32_t function, uint32_t pid, uint32_t tid, uint64_t time) {
-  if (!selected(function)) return false;  // not counted as filtered: it is not shown at all
-  const AggregateFilter& f = options_.filter;
-  const bool in = time >= since_ && time < until_ &&
-                  (f.pids.empty() || std::find(f.pids.begin(), f.pids.end(), pid) != f.pids.end()) &&
-                  (f.tids.empty() || std::find(f.tids.begin(), f.tids.end(), tid) != f.tids.end()) &&
-                  (f.comms.empty() || comm_selected(pid, tid));
-  filtered_out_ += !in;
-  return in;
 }
 
 std::optional<uint64_t> Aggregator::by_value_of(uint32_t function, uint32_t probe,
@@ -239,7 +148,8 @@ void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint6
   }
 }
 
-GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value) {
+GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
+                              std::string_view comm) {
   if (!keyed_) return groups_[group_of_function_[function]];
   const uint32_t id = options_.by == GroupBy::Thread ? tid : options_.by == GroupBy::Process ? pid : 0;
   FlatIndex::Key key{.a = (uint64_t{function} << 32) | id | (by_value ? 0 : kNoValueBit), .b = by_value.value_or(0)};
@@ -255,7 +165,7 @@ GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std
     GroupStats g = make_group(function);
     g.pid = options_.by == GroupBy::Function ? 0 : pid;
     g.tid = options_.by == GroupBy::Thread ? tid : 0;
-    if (options_.by == GroupBy::Thread) g.comm = comm(pid, tid);
+    if (options_.by == GroupBy::Thread) g.comm = comm;
     g.other_values = (key.a & kOtherBit) != 0;
     g.has_by_value = by_value && !g.other_values;
     g.by_value = g.has_by_value ? *by_value : 0;
@@ -267,8 +177,9 @@ GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std
   return groups_[*found];
 }
 
-void Aggregator::on_call(const Call& c) {
-  if (!admit(c.function, c.pid, c.tid, c.entry_time)) return;
+// The loop has filtered; `selected` only guards the group table (one group per selected function).
+void Aggregator::on_call(const Call& c, std::string_view comm) {
+  if (!selected(c.function)) return;
   const FunctionInfo& f = functions_[c.function];
   std::optional<uint64_t> by;
   if (by_slot_[c.function] >= 0) {
@@ -276,7 +187,7 @@ void Aggregator::on_call(const Call& c) {
              ? by_value_of(c.function, f.entry_probe, c.entry_values)
              : by_value_of(c.function, f.return_probe, c.return_values);
   }
-  GroupStats& g = group(c.function, c.pid, c.tid, by);
+  GroupStats& g = group(c.function, c.pid, c.tid, by, comm);
   ++g.calls;
   uint64_t comp = options_.compensate ? options_.compensation_for(c.function) + c.nested_probe_ns : 0;
   uint64_t d = c.duration > comp ? c.duration - comp : 0;
@@ -288,16 +199,16 @@ void Aggregator::on_call(const Call& c) {
   add_values(g, f.return_probe, c.return_values, c.return_missing);
 }
 
-void Aggregator::on_unmatched(const Unmatched& u) {
-  if (!admit(u.function, u.pid, u.tid, u.time)) return;
-  GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values));
+void Aggregator::on_unmatched(const Unmatched& u, std::string_view comm) {
+  if (!selected(u.function)) return;
+  GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values), comm);
   ++g.unmatched[static_cast<std::size_t>(u.reason)];
   add_values(g, u.probe, u.values, u.missing);
 }
 
-void Aggregator::on_hit(const Hit& h) {
-  if (!admit(h.function, h.pid, h.tid, h.time)) return;
-  GroupStats& g = group(h.function, h.pid, h.tid, by_value_of(h.function, h.probe, h.values));
+void Aggregator::on_hit(const Hit& h, std::string_view comm) {
+  if (!selected(h.function)) return;
+  GroupStats& g = group(h.function, h.pid, h.tid, by_value_of(h.function, h.probe, h.values), comm);
   ++g.calls;
   add_values(g, h.probe, h.values, h.missing);
 }

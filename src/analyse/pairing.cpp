@@ -211,13 +211,15 @@ void Pairer::on_fork(const Event& e, PairingSink& sink) {
   const bool has_parent = e.nvalues >= 2;
   const auto parent_pid = static_cast<uint32_t>(e.values[0]);
   const auto parent_tid = static_cast<uint32_t>(e.values[1]);
-  if (has_parent) sink.on_fork(e.pid, e.tid, parent_pid, parent_tid);
 
-  // A new task with a tid we still track: the old owner exited unseen.
+  // A new task with a tid we still track: the old owner exited unseen. Its frames
+  // are reported before the sink hears of the fork, while the tid still has the
+  // old owner's name.
   if (const auto stale = find_thread(e.tid)) {
     close_frames(threads_[*stale], 0, UnmatchedReason::ThreadExited, sink);
     release_thread(*stale);
   }
+  if (has_parent) sink.on_fork(e.pid, e.tid, parent_pid, parent_tid);
   // A new process (fork or vfork, not a thread) gets copies of its parent's armed
   // return probes (uprobe_copy_process): if f() calls fork(), both processes
   // return from f and both returns must find an open f.

@@ -1,4 +1,5 @@
 #include "uprof/analyse/probe_functions.h"
+#include "uprof/model/probe_label.h"
 
 #include <algorithm>
 #include <map>
@@ -11,15 +12,9 @@ namespace uprof {
 namespace {
 
 std::string display_name(const ProbeInfo& p) {
-  std::ostringstream os;
-  if (p.function.empty()) {
-    os << p.path << ":0x" << std::hex << p.vaddr;  // a raw offset outside every function
-  } else if (p.offset_in_function != 0) {
-    os << p.function << "+0x" << std::hex << p.offset_in_function;
-  } else {
-    os << p.function;
-  }
-  return os.str();
+  // A raw offset outside every function is named with its file, as the spec named it.
+  std::string label = probe_label(p.function, p.offset_in_function, p.file_offset);
+  return p.function.empty() ? p.path + ":" + label : label;
 }
 
 }  // namespace

@@ -48,31 +48,24 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
     hit_costs = m.meta.probe_hit_costs_ns;
     m.options.compensate_nested = m.options.compensate;
   }
-  Pairer pairer(m.functions, hit_costs);
   Aggregator agg(m.functions, m.options);
-  Event e;
-  while (reader.next(e)) {
-    m.events++;
-    if (e.kind == EventKind::Sample) {
-      m.samples++;
-      if (!m.first_time) m.first_time = e.time;
-      m.last_time = e.time;
-    } else if (e.kind == EventKind::Lost) {
-      m.lost += e.lost;
-    }
-    pairer.add(e, agg);
-  }
-  pairer.finish(agg);
+  EventLoop loop(m.functions, m.options.filter, m.options.start_time, agg, hit_costs);
+  const ReadCounts read = read_events(reader, loop);
+  m.events = read.events;
+  m.samples = read.samples;
+  m.lost = read.lost;
+  m.first_time = read.first_time;
+  m.last_time = read.last_time;
   m.trailer = reader.trailer();
   // The recorder's counters see drops that no PERF_RECORD_LOST reported.
   if (m.trailer) m.lost = std::max(m.lost, m.trailer->lost);
   m.problems = reader.problems();
-  m.pairing = pairer.counts();
+  m.pairing = loop.pairing();
   m.groups = agg.groups();
   m.totals = agg.function_totals();
   m.selected.resize(m.functions.functions.size());
   for (std::size_t i = 0; i < m.selected.size(); i++) m.selected[i] = agg.selected(static_cast<uint32_t>(i));
-  m.filtered_out = agg.filtered_out();
+  m.filtered_out = loop.filtered_out();
   return m;
 }
 

@@ -96,4 +96,21 @@ const RegInfo* find_reg_by_dwarf(const ArchInfo& a, int n) {
   return nullptr;
 }
 
+// x86-64 struct pt_regs (arch/x86/include/asm/ptrace.h), in 8-byte words: r15 r14 r13
+// r12 bp bx r11 r10 r9 r8 ax cx dx si di orig_ax ip cs flags sp ss; by perf index
+// (ax bx cx dx si di bp sp ip flags cs ss ds es fs gs r8..r15), -1 where it has none.
+constexpr std::array<int8_t, 24> kX86PtRegsWord{10, 5, 11, 12, 13, 14, 4, 19, 16, 18, 17, 20,
+                                                -1, -1, -1, -1, 9, 8, 7, 6, 3, 2, 1, 0};
+
+std::optional<uint16_t> pt_regs_offset(Arch a, unsigned idx) {
+  if (a == Arch::Arm64) {
+    // arm64 struct pt_regs starts with user_pt_regs (arch/arm64/include/uapi/asm/ptrace.h):
+    // regs[31] (x0..x30), sp, pc: the perf numbering's own order.
+    if (idx > 32) return std::nullopt;
+    return static_cast<uint16_t>(idx * 8);
+  }
+  if (idx >= kX86PtRegsWord.size() || kX86PtRegsWord[idx] < 0) return std::nullopt;
+  return static_cast<uint16_t>(kX86PtRegsWord[idx] * 8);
+}
+
 }  // namespace uprof

@@ -10,7 +10,7 @@ uint32_t stack_request_size(uint32_t stack_bytes) {
   return rounded > kMaxStackBytes ? kMaxStackBytes : static_cast<uint32_t>(rounded);
 }
 
-perf_event_attr build_sample_attr(const SampleContent& content, const AttrOptions& options) {
+perf_event_attr build_sample_attr(const ProbeReads& content, const AttrOptions& options) {
   perf_event_attr a{};
   a.size = sizeof(a);
   // One sample per hit: a uprobe fires once per call, and period-1 software events
@@ -46,7 +46,7 @@ perf_event_attr build_sample_attr(const SampleContent& content, const AttrOption
 }
 
 perf_event_attr build_uprobe_attr(const UprobePmu& pmu, const UprobeTarget& target,
-                                  const SampleContent& content, const AttrOptions& options) {
+                                  const ProbeReads& content, const AttrOptions& options) {
   perf_event_attr a = build_sample_attr(content, options);
   a.type = pmu.type;
   uint64_t config = 0;
@@ -59,7 +59,21 @@ perf_event_attr build_uprobe_attr(const UprobePmu& pmu, const UprobeTarget& targ
   return a;
 }
 
-perf_event_attr build_tracepoint_attr(uint64_t tracepoint_id, const SampleContent& content,
+perf_event_attr build_bpf_uprobe_attr(const UprobePmu& pmu, const UprobeTarget& target) {
+  perf_event_attr a{};
+  a.size = sizeof a;
+  a.disabled = 1;
+  a.type = pmu.type;
+  uint64_t config = 0;
+  if (target.is_return) config |= pmu.retprobe.place(1);
+  if (target.ref_ctr_offset != 0 && pmu.ref_ctr_offset) config |= pmu.ref_ctr_offset->place(target.ref_ctr_offset);
+  a.config = config;
+  a.config1 = reinterpret_cast<uint64_t>(target.path.c_str());
+  a.config2 = target.offset;
+  return a;
+}
+
+perf_event_attr build_tracepoint_attr(uint64_t tracepoint_id, const ProbeReads& content,
                                       const AttrOptions& options) {
   perf_event_attr a = build_sample_attr(content, options);
   a.type = PERF_TYPE_TRACEPOINT;

@@ -28,9 +28,9 @@ std::size_t open_fd_count() {
   return n;
 }
 
-UprobeTarget target_of(const ProbeRequest& r) {
-  return UprobeTarget{.path = r.path, .offset = r.offset, .is_return = r.is_return,
-                      .ref_ctr_offset = r.ref_ctr_offset};
+UprobeTarget target_of(const ProbeCapture& r) {
+  // ref_ctr_offset (a USDT semaphore) stays 0 until USDT probes come.
+  return UprobeTarget{.path = r.path, .offset = r.file_offset, .is_return = r.is_return};
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ Status ensure_fd_headroom(std::size_t needed) {
   return ok();
 }
 
-Result<EventSet> EventSet::open(std::span<const ProbeRequest> probes, pid_t pid,
+Result<EventSet> EventSet::open(std::span<const ProbeCapture> probes, pid_t pid,
                                 const EventSetOptions& options) {
   if (probes.empty()) return err("attach: no probes to open");
   EventSet set;
@@ -79,10 +79,10 @@ Status EventSet::open_all(const EventSetOptions& options) {
   if (options.backend == ProbeBackend::UprobePmu) {
     UPROF_ASSIGN(UprobePmu p, read_uprobe_pmu(options.pmu_dir));
     pmu = p;
-    for (const ProbeRequest& r : requests_) {
+    for (const ProbeCapture& r : requests_) {
       UprobeTarget t = target_of(r);
       UPROF_TRY(check_uprobe_target(p, t));
-      perf_event_attr a = build_uprobe_attr(p, t, r.content, attr_options);
+      perf_event_attr a = build_uprobe_attr(p, t, r.reads, attr_options);
       a.config1 = 0;
       attrs_.push_back(a);
     }
@@ -90,15 +90,14 @@ Status EventSet::open_all(const EventSetOptions& options) {
     std::string dir = options.tracefs_dir;
     if (dir.empty()) { UPROF_ASSIGN(dir, find_tracefs()); }
     std::string group = tracefs_group_for_this_process();
-    for (const ProbeRequest& r : requests_) {
+    for (const ProbeCapture& r : requests_) {
       UPROF_ASSIGN(TracefsUprobe probe,
                    TracefsUprobe::create(dir, TracefsUprobeSpec{.group = group,
                                                                  .name = next_tracefs_event_name(),
                                                                  .path = r.path,
-                                                                 .offset = r.offset,
-                                                                 .is_return = r.is_return,
-                                                                 .ref_ctr_offset = r.ref_ctr_offset}));
-      attrs_.push_back(build_tracepoint_attr(probe.tracepoint_id(), r.content, attr_options));
+                                                                 .offset = r.file_offset,
+                                                                 .is_return = r.is_return}));
+      attrs_.push_back(build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options));
       tracefs_.push_back(std::move(probe));
     }
   }
@@ -106,7 +105,7 @@ Status EventSet::open_all(const EventSetOptions& options) {
   // The side band: a software dummy (it never samples) that only writes task
   // records, with the probes' sample_id layout so that their decoders read it.
   if (options.track_tasks) {
-    side_band_attr_ = build_sample_attr(SampleContent{}, attr_options);
+    side_band_attr_ = build_sample_attr(ProbeReads{}, attr_options);
     side_band_attr_.type = PERF_TYPE_SOFTWARE;
     side_band_attr_.config = PERF_COUNT_SW_DUMMY;
     side_band_attr_.comm = 1;
@@ -160,15 +159,15 @@ Status EventSet::disable() {
   return ok();
 }
 
-Result<std::vector<ProbeHits>> EventSet::counts() const {
-  std::vector<ProbeHits> out;
+Result<std::vector<KernelCounts>> EventSet::counts() const {
+  std::vector<KernelCounts> out;
   for (const auto& e : events_) {
     UPROF_ASSIGN(CounterValue v, read_counter(e.fd.get(), attrs_[e.request].read_format));
-    uint32_t index = requests_[e.request].probe_index;
+    uint32_t index = requests_[e.request].probe;
     auto it = std::find_if(out.begin(), out.end(),
-                           [&](const ProbeHits& c) { return c.probe_index == index; });
+                           [&](const KernelCounts& c) { return c.probe == index; });
     if (it == out.end()) {
-      out.push_back(ProbeHits{.probe_index = index, .hits = v.count, .lost = v.lost});
+      out.push_back(KernelCounts{.probe = index, .hits = v.count, .lost = v.lost});
     } else {
       it->hits += v.count;
       if (it->lost && v.lost) *it->lost += *v.lost;
@@ -178,7 +177,7 @@ Result<std::vector<ProbeHits>> EventSet::counts() const {
   return out;
 }
 
-const ProbeRequest* EventSet::find_request(uint64_t id) const {
+const ProbeCapture* EventSet::find_probe(uint64_t id) const {
   auto it = id_to_request_.find(id);
   return it == id_to_request_.end() ? nullptr : &requests_[it->second];
 }
@@ -187,6 +186,17 @@ const perf_event_attr* EventSet::find_attr(uint64_t id) const {
   if (is_side_band(id)) return &side_band_attr_;
   auto it = id_to_request_.find(id);
   return it == id_to_request_.end() ? nullptr : &attrs_[it->second];
+}
+
+}  // namespace uprof
+
+namespace uprof {
+
+std::vector<EventSet::Identity> EventSet::identities() const {
+  std::vector<Identity> out;
+  for (const auto& [id, request] : id_to_request_) out.push_back({id, &requests_[request], &attrs_[request]});
+  for (uint64_t id : side_band_ids_) out.push_back({id, nullptr, &side_band_attr_});
+  return out;
 }
 
 }  // namespace uprof

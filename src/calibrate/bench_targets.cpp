@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "uprof/util/clock.h"
+
 extern "C" {
 long uprof_bench_step(long a, long b);
 long uprof_bench_push(long a, long b);
@@ -73,12 +75,6 @@ uprof_bench_push:
 namespace uprof {
 namespace {
 
-uint64_t now(clockid_t c) {
-  timespec ts{};
-  clock_gettime(c, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 }  // namespace
 
 std::span<const BenchTarget> bench_targets() {
@@ -113,9 +109,9 @@ LoopTiming run_target_loop(const BenchTarget& t, uint64_t n) {
   LoopTiming r;
   r.calls = n;
   r.sum = fn(-1, -1 ^ 0x55);
-  uint64_t c0 = now(CLOCK_THREAD_CPUTIME_ID), t0 = now(CLOCK_MONOTONIC);
+  uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = clock_ns(CLOCK_MONOTONIC);
   for (uint64_t i = 0; i < n; i++) r.sum += fn(static_cast<long>(i), static_cast<long>(i ^ 0x55));
-  uint64_t t1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_THREAD_CPUTIME_ID);
+  uint64_t t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   r.wall_ns = t1 - t0;
   r.cpu_ns = c1 - c0;
   return r;
@@ -123,7 +119,7 @@ LoopTiming run_target_loop(const BenchTarget& t, uint64_t n) {
 
 std::optional<CodeLocation> locate_code(std::string_view maps, uint64_t addr) {
   // "start-end perms offset dev inode   path", addresses and offset in hex.
-  auto hex = [](std::string_view s, uint64_t& v) {
+  auto parse_hex = [](std::string_view s, uint64_t& v) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
     return ec == std::errc() && p == s.data() + s.size();
   };
@@ -145,8 +141,8 @@ std::optional<CodeLocation> locate_code(std::string_view maps, uint64_t addr) {
     field[5] = line.substr(i);
     std::size_t dash = field[0].find('-');
     uint64_t start = 0, end = 0, off = 0;
-    if (dash == std::string_view::npos || !hex(field[0].substr(0, dash), start) ||
-        !hex(field[0].substr(dash + 1), end) || !hex(field[2], off))
+    if (dash == std::string_view::npos || !parse_hex(field[0].substr(0, dash), start) ||
+        !parse_hex(field[0].substr(dash + 1), end) || !parse_hex(field[2], off))
       continue;
     if (addr >= start && addr < end) return CodeLocation{std::string(field[5]), addr - start + off};
   }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "uprof/present/text_table.h"
+#include "uprof/util/text_file.h"
 
 namespace uprof {
 namespace {
@@ -46,13 +47,6 @@ std::optional<InsnClass> class_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
 std::string fmt_ns(double ns) {
   if (ns <= 0) return "0";
   char b[32];
@@ -70,11 +64,13 @@ std::string to_text(const ProbeCostTable& t) {
   os << "boot_id " << escape(t.boot_id) << "\n";
   os << "arch " << arch_info(t.arch).name << "\n";
   os << "unprobed_ns " << t.unprobed_ns << "\n";
-  for (InsnClass c : kMeasurable) {
-    const ClassCost* cc = t.find(c);
-    if (!cc) continue;
-    os << "class " << to_string(c) << " " << escape(cc->insn) << " entry_ns " << cc->entry_ns << " return_ns "
-       << cc->return_ns << " call_ns " << cc->call_ns << " inside_ns " << cc->inside_ns << "\n";
+  for (EngineKind e : kEngineKindList) {
+    for (InsnClass c : kMeasurable) {
+      const ClassCost* cc = t.find(e, c);
+      if (!cc) continue;
+      os << "class " << to_string(e) << " " << to_string(c) << " " << escape(cc->insn) << " entry_ns " << cc->entry_ns
+         << " return_ns " << cc->return_ns << " call_ns " << cc->call_ns << " inside_ns " << cc->inside_ns << "\n";
+    }
   }
   return os.str();
 }
@@ -105,8 +101,16 @@ Result<ProbeCostTable> parse_probe_costs(std::string_view text) {
     } else if (key == "unprobed_ns") {
       if (!(ls >> t.unprobed_ns)) return bad();
     } else if (key == "class") {
+      // "class bpf emulated push%20%rbp ...", or without the engine from a uprof that
+      // measured perf only: "class emulated push%20%rbp ...".
       std::string name, insn;
-      if (!(ls >> name >> insn)) return bad();
+      if (!(ls >> name)) return bad();
+      EngineKind engine = EngineKind::Perf;
+      if (auto e = engine_kind_from_name(name)) {
+        engine = *e;
+        if (!(ls >> name)) return bad();
+      }
+      if (!(ls >> insn)) return bad();
       auto c = class_from_name(name);
       if (!c) return bad();
       ClassCost cc;
@@ -122,7 +126,7 @@ Result<ProbeCostTable> parse_probe_costs(std::string_view text) {
         // other keys: written by a newer uprof; ignored
       }
       cc.measured = true;
-      t.of(*c) = std::move(cc);
+      t.of(engine, *c) = std::move(cc);
     }
     // unknown keys: ignored, for the same reason
   }
@@ -148,7 +152,7 @@ KernelIdentity current_kernel() {
   KernelIdentity k;
   utsname u{};
   if (uname(&u) == 0) k.release = u.release;
-  k.boot_id = read_line("/proc/sys/kernel/random/boot_id");
+  k.boot_id = read_first_line("/proc/sys/kernel/random/boot_id");
   return k;
 }
 
@@ -180,10 +184,11 @@ Status save_probe_costs(const ProbeCostTable& t, const std::string& path) {
   return ok();
 }
 
-std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed) {
+std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, EngineKind engine,
+                                          std::span<const InsnClass> needed) {
   std::vector<InsnClass> out;
   for (InsnClass c : kMeasurable)
-    if (std::find(needed.begin(), needed.end(), c) != needed.end() && !(t && t->find(c))) out.push_back(c);
+    if (std::find(needed.begin(), needed.end(), c) != needed.end() && !(t && t->find(engine, c))) out.push_back(c);
   return out;
 }
 
@@ -192,24 +197,33 @@ void merge_probe_costs(ProbeCostTable& into, const ProbeCostTable& fresh) {
   into.boot_id = fresh.boot_id;
   into.arch = fresh.arch;
   if (fresh.unprobed_ns > 0) into.unprobed_ns = fresh.unprobed_ns;
-  for (InsnClass c : kMeasurable)
-    if (const ClassCost* cc = fresh.find(c)) into.of(c) = *cc;
+  for (EngineKind e : kEngineKindList)
+    for (InsnClass c : kMeasurable)
+      if (const ClassCost* cc = fresh.find(e, c)) into.of(e, c) = *cc;
 }
 
-std::string render_probe_costs(const ProbeCostTable& t) {
-  TextTable tab({{"FIRST INSTRUCTION"}, {"ENTRY/HIT", Align::Right}, {"RETURN/HIT", Align::Right},
+std::string render_probe_costs(const ProbeCostTable& t, std::optional<EngineKind> only) {
+  TextTable tab({{"FIRST INSTRUCTION"}, {"ENGINE"}, {"ENTRY/HIT", Align::Right}, {"RETURN/HIT", Align::Right},
                  {"ENTRY+RETURN/CALL", Align::Right}, {"IN A MEASURED CALL", Align::Right}});
+  // A class's engines on adjacent rows, its name on the first: the figures to compare
+  // are one above the other.
   for (InsnClass c : kMeasurable) {
-    const ClassCost* cc = t.find(c);
-    if (!cc) continue;
-    tab.add_row({std::string(to_string(c)) + " (" + cc->insn + ")", fmt_ns(cc->entry_ns), fmt_ns(cc->return_ns),
-                 fmt_ns(cc->call_ns), fmt_ns(static_cast<double>(cc->inside_ns))});
+    bool named = false;
+    for (EngineKind e : kEngineKindList) {
+      const ClassCost* cc = t.find(e, c);
+      if (!cc || (only && *only != e)) continue;
+      tab.add_row({named ? "" : std::string(to_string(c)) + " (" + cc->insn + ")", std::string(to_string(e)),
+                   fmt_ns(cc->entry_ns), fmt_ns(cc->return_ns), fmt_ns(cc->call_ns),
+                   fmt_ns(static_cast<double>(cc->inside_ns))});
+      named = true;
+    }
   }
   std::ostringstream os;
   os << "Probe cost on Linux " << t.kernel << " (" << arch_info(t.arch).name << "), ns added, with the values uprof "
      << "samples ($arg1 $arg2 on entry, $retval on return):\n\n"
      << tab.render() << "\nunprobed call: " << fmt_ns(t.unprobed_ns) << " ns. IN A MEASURED CALL: what the probes add "
-     << "to the duration uprof reports for a call (report --compensate subtracts it).\n";
+     << "to the duration uprof reports for a call (report --compensate subtracts it).\n'uprof record' stores "
+     << "the figures of the engine it records with.\n";
   return os.str();
 }
 

@@ -1,4 +1,5 @@
 #include "uprof/calibrate/probe_sites.h"
+#include "uprof/model/probe_label.h"
 
 #include <algorithm>
 #include <array>
@@ -19,11 +20,8 @@ std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes
     if (!seen.insert({p.path, p.file_offset}).second) continue;
     auto info = classify_probe_site(p.path, arch, p.file_offset);
     if (!info) continue;
-    std::ostringstream label;
-    if (p.function.empty()) label << "0x" << std::hex << p.file_offset;
-    else if (p.offset_in_function) label << p.function << "+0x" << std::hex << p.offset_in_function;
-    else label << p.function;
-    sites.push_back({label.str(), std::move(info).value(), p.path, p.file_offset});
+    sites.push_back({probe_label(p.function, p.offset_in_function, p.file_offset), std::move(info).value(), p.path,
+                     p.file_offset});
   }
   return sites;
 }
@@ -37,7 +35,7 @@ std::optional<std::size_t> site_of(const std::vector<ProbeSite>& sites, const Pr
   return std::nullopt;
 }
 
-const ClassCost* class_cost_of(const ProbeCostTable& t, const ProbeInfo& p, const std::vector<ProbeSite>& sites) {
+const ClassCost* class_cost_of(const EngineCosts& t, const ProbeInfo& p, const std::vector<ProbeSite>& sites) {
   auto i = site_of(sites, p);
   return i ? t.find(sites[*i].info.cls) : nullptr;
 }
@@ -55,7 +53,9 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
   std::string s = "uprof: first instructions: ";
   if (sites.size() <= max_listed) {
     for (std::size_t i = 0; i < sites.size(); i++) {
-      s += (i ? ", " : "") + sites[i].label + " " + describe(sites[i].info);
+      s += (i ? ", " : "") + sites[i].label + " ";
+      if (!sites[i].moved_from.empty()) s += sites[i].moved_from + " ";
+      s += describe(sites[i].info);
       if (sites[i].call_cost_ns) s += " " + cost_text(sites[i].call_cost_ns, sites[i].call_cost_ns);
     }
     return s;
@@ -85,7 +85,7 @@ void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>&
     if (auto s = site_of(sites, probes[i])) sites[*s].call_cost_ns += hit_costs[i];
 }
 
-std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+std::vector<uint64_t> probe_costs_for(const EngineCosts& t, const std::vector<ProbeInfo>& probes,
                                       const std::vector<ProbeSite>& sites) {
   std::vector<uint64_t> out;
   out.reserve(probes.size());
@@ -96,7 +96,7 @@ std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector
   return out;
 }
 
-std::vector<uint64_t> probe_hit_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+std::vector<uint64_t> probe_hit_costs_for(const EngineCosts& t, const std::vector<ProbeInfo>& probes,
                                           const std::vector<ProbeSite>& sites) {
   ProbeFunctions fns = group_probes(probes);
   std::vector<uint64_t> out;

@@ -1,9 +1,12 @@
-// uprof bench: what a probe hit costs on this kernel, per class of first instruction;
-// cached per kernel and boot for `uprof record` to store in its data files.
+// uprof bench: what a probe hit costs on this kernel, per capture engine and class of
+// first instruction; cached per kernel and boot for `uprof record` to store the figures
+// of the engine it records with in its data files.
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <optional>
 
 #include "command.h"
+#include "uprof/calibrate/table_check.h"
 #include "uprof/calibrate/probe_bench.h"
 
 namespace po = boost::program_options;
@@ -15,14 +18,17 @@ int cmd_bench(int argc, char** argv) {
       "usage: uprof bench [OPTIONS]\n\n"
       "Measures, on the running kernel, what uprof's probes add per hit: an entry probe, a return probe and\n"
       "both, for each class of first instruction the kernel treats differently (single-stepped, emulated,\n"
-      "optimized), by recording functions inside uprof itself. Takes a few seconds; needs root. The result\n"
-      "is cached per kernel and boot; 'uprof record' then stores the figure in its data files, for the\n"
-      "report's \"the probe dominates\" note and 'uprof report --compensate'.\n\n"
+      "optimized) and each capture engine (bpf, perf), by recording functions inside uprof itself. Takes a\n"
+      "minute or two (--quick: seconds); needs root. The result is cached per kernel and boot; 'uprof record'\n"
+      "then stores the figures of the engine it records with in its data files, for the report's \"the probe\n"
+      "dominates\" note and 'uprof report --compensate'.\n\n"
       "options");
   opts.add_options()("help,h", "show this help")("runs,r", po::value<int>()->default_value(3),
                                                   "runs; each figure is the median")(
-      "quick", "one run with fewer calls (a rough figure in about a second)")(
+      "quick", "one run with fewer calls (rough figures in seconds)")(
       "show", "print the cached figures for this kernel, measure nothing")(
+      "engine", po::value<std::string>(), "bpf or perf: measure (or --show) that engine alone; default: both, or "
+      "perf alone where the kernel does not run the BPF engine")(
       "no-cache", "do not write the cache")("verbose,v", "one line per recording");
   po::options_description hidden;
   hidden.add_options()("run-target", po::value<std::vector<std::string>>()->multitoken(), "");
@@ -46,25 +52,40 @@ int cmd_bench(int argc, char** argv) {
     auto st = run_bench_target(a[0], std::stoull(a[1]), a[2]);
     return st ? 0 : fail(st.error().message);
   }
+  std::optional<EngineKind> only;
+  if (vm.count("engine")) {
+    only = engine_kind_from_name(vm["engine"].as<std::string>());
+    if (!only) return usage_error("bench", "--engine is bpf or perf");
+  }
   std::string cache = probe_cost_cache_path();
+  auto cached = load_cached_probe_costs();
   if (vm.count("show")) {
-    auto t = load_cached_probe_costs();
-    if (!t) return fail("bench: no figures for this kernel and boot in " + cache + " (run 'uprof bench')");
-    std::cout << render_probe_costs(*t) << "(cached in " << cache << ")\n";
+    if (!cached || (only && !cached->engine(*only).any()))
+      return fail("bench: no " + (only ? std::string(to_string(*only)) + " engine " : std::string()) +
+                  "figures for this kernel and boot in " + cache + " (run 'uprof bench')");
+    std::cout << render_probe_costs(*cached, only) << "(cached in " << cache << ")\n";
     return 0;
   }
 
   ProbeBenchOptions o;
   o.runs = vm["runs"].as<int>();
   if (vm.count("quick")) o.quick();
-  if (vm.count("verbose")) o.progress = [](std::string_view line) { std::cerr << "uprof bench: " << line << "\n"; };
+  if (only) o.engines = {*only};
+  auto say = [](std::string_view line) { std::cerr << "uprof bench: " << line << "\n"; };
+  o.note = say;
+  if (vm.count("verbose")) o.progress = say;
   auto table = run_probe_bench(o);
   if (!table) return fail(table.error().message);
   std::cout << render_probe_costs(*table);
+  // What was measured against what the classifier's table says this kernel does.
+  if (TableCheck check = check_kernel_table(*table); !check.line.empty()) std::cout << check.line << "\n";
   if (!vm.count("no-cache")) {
-    auto st = save_probe_costs(*table, cache);
+    // Into what is cached: the figures of an engine (or class) not measured now stay.
+    ProbeCostTable merged = cached.value_or(ProbeCostTable{});
+    merge_probe_costs(merged, *table);
+    auto st = save_probe_costs(merged, cache);
     if (!st) std::cerr << "uprof: warning: " << st.error().message << "\n";
-    else std::cout << "(cached in " << cache << "; 'uprof record' stores these figures in its data files)\n";
+    else std::cout << "(cached in " << cache << "; 'uprof record' stores the figures of its engine in its data files)\n";
   }
   return 0;
 }

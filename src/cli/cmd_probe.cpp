@@ -6,6 +6,7 @@
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
+#include "uprof/record/site_placement.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
 #include "uprof/resolve/insn_class.h"
@@ -27,6 +28,8 @@ int cmd_probe(int argc, char** argv) {
   opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
       "vars", "show the parameters and return value of each probed function, typed, and where they live")(
       "cleanup", "remove the tracefs groups uprof_<pid> whose uprof is gone")(
+      "exact-site", "show each function's probe at its symbol, as record --exact-site probes it")(
+      "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug); repeatable");
   po::options_description hidden;
@@ -64,6 +67,7 @@ int cmd_probe(int argc, char** argv) {
 
   ResolveOptions ropts;
   if (vm.count("debug-dir")) ropts.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
+  ropts.force_offset = vm.count("force") > 0;
   Resolver resolver(ropts);
 
   if (vm.count("list")) {
@@ -111,11 +115,28 @@ int cmd_probe(int argc, char** argv) {
     }
     return 0;
   }
-  // What the kernel will do with each probed instruction: what a hit costs.
+  // Where record puts each entry probe (its values bound as record binds them), and
+  // what the kernel will do with the instruction there: what a hit costs.
+  std::vector<Placement> placements(all_probes.size());
+  if (!vm.count("exact-site")) {
+    TypedValueResolver dwarf;
+    std::vector<std::string> notes;
+    for (auto& p : all_probes) {
+      auto img = resolver.image(p.path);
+      if (img) (void)apply_typed_values(dwarf, **img, p, true, notes);  // a DWARF problem: raw values only
+    }
+    std::vector<SiteMove> moves;
+    placements.clear();
+    if (auto s = place_sites(resolver, all_probes, PlanOptions{}, moves, &placements); !s) return fail(s.error().message);
+  }
   std::vector<std::string> first_insn;
-  for (const auto& p : all_probes) {
+  for (std::size_t i = 0; i < all_probes.size(); i++) {
+    const auto& p = all_probes[i];
     auto info = classify_probe_site(p.path, p.arch, p.file_offset);
-    first_insn.push_back(info ? describe(*info) : "?");
+    std::string text = info ? describe(*info) : "?";
+    if (placements[i].moved()) text = describe_move(placements[i]) + " " + text;
+    else if (!placements[i].kept_because.empty()) text += "; stays: " + placements[i].kept_because;
+    first_insn.push_back(std::move(text));
   }
   std::cout << render_resolved(all_probes, first_insn);
   return 0;

@@ -8,10 +8,10 @@
 #include <set>
 
 #include "command.h"
-#include "uprof/analyse/duration_format.h"
-#include "uprof/calibrate/probe_bench.h"
-#include "uprof/calibrate/probe_sites.h"
-#include "uprof/drain/recording_session.h"
+#include "uprof/calibrate/record_costs.h"
+#include "uprof/record/engine_resolution.h"
+#include "uprof/record/recording_plan.h"
+#include "uprof/record/recording_session.h"
 
 namespace po = boost::program_options;
 
@@ -46,7 +46,7 @@ void install_handlers() {
 // after "--", or at the first word that is neither an option nor an option's value.
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
-                                                 "-m", "--mmap-pages", "--debug-dir", "--backend"};
+                                                 "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -82,11 +82,22 @@ int cmd_record(int argc, char** argv) {
       "pid,p", po::value<int>(), "attach to a running process and all its threads")(
       "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
-      "mmap-pages,m", po::value<std::size_t>()->default_value(256), "ring buffer pages per CPU (a power of two)")(
+      "mmap-pages,m", po::value<std::size_t>()->default_value(256),
+      "ring buffer pages, a power of two: per CPU with --engine perf (default 256); the BPF engine's one "
+      "ring for all CPUs (default 2048)")(
       "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
+      "engine", po::value<std::string>()->default_value("auto"),
+      "bpf (a BPF program on each uprobe writes into one BPF ring buffer; follows threads and children), "
+      "perf (perf samples of registers; the fallback), or auto: bpf where the kernel runs it")(
       "backend", po::value<std::string>()->default_value("tracefs"),
-      "tracefs (follows threads and children) or pmu (the uprobe PMU; follows only the exec'd main thread)")(
+      "the perf engine's probes: tracefs (follows threads and children) or pmu (the uprobe PMU; follows only "
+      "the exec'd main thread); implies --engine perf")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files")(
+      "exact-site", "probe each function at its symbol; by default an entry probe moves past first instructions "
+      "the kernel single-steps (endbr64, test, mov...) to one it emulates, when that cannot change what it sees")(
+      "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary (data in text)")(
+      "unsafe-returns", "return probes also on C++ functions an exception could unwind through (by default they "
+      "get entry probes only: an exception through a return probe aborts the program)")(
       "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot, "
       "do not measure one (about half a second a class, once per boot): the report then has no "
       "'probe dominates' note and no --compensate for it");
@@ -107,8 +118,12 @@ int cmd_record(int argc, char** argv) {
   }
 
   RecordRequest req;
-  if (vm.count("event")) req.specs = vm["event"].as<std::vector<std::string>>();
-  if (req.specs.empty()) return usage_error("record", "no probe given (-e SPEC)");
+  if (!vm.count("event")) return usage_error("record", "no probe given (-e SPEC)");
+  for (const auto& text : vm["event"].as<std::vector<std::string>>()) {
+    auto spec = parse_probe_spec(text);
+    if (!spec) return fail(spec.error().message);
+    req.specs.push_back(std::move(*spec));
+  }
   req.command = cmd;
   if (vm.count("pid")) {
     req.attach_pid = vm["pid"].as<int>();
@@ -122,48 +137,60 @@ int cmd_record(int argc, char** argv) {
     return usage_error("record", "no command to run and no -p PID");
   }
   req.output = vm["output"].as<std::string>();
-  req.ring_pages = vm["mmap-pages"].as<std::size_t>();
-  if (req.ring_pages == 0 || (req.ring_pages & (req.ring_pages - 1)))
+  req.ring_pages = vm["mmap-pages"].defaulted() ? 0 : vm["mmap-pages"].as<std::size_t>();
+  if (!vm["mmap-pages"].defaulted() && (req.ring_pages == 0 || (req.ring_pages & (req.ring_pages - 1))))
     return usage_error("record", "--mmap-pages must be a power of two");
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
   req.plan.entry_only = vm.count("entry-only") > 0;
   req.plan.return_only = vm.count("return-only") > 0;
   req.capture_args = vm.count("no-args") == 0;
-  req.on_note = [](const std::string& note) { std::cerr << "uprof: " << note << "\n"; };
+  std::string engine = vm["engine"].as<std::string>();
+  if (engine == "bpf") req.engine = EngineChoice::Bpf;
+  else if (engine == "perf") req.engine = EngineChoice::Perf;
+  else if (engine == "auto") req.engine = vm["backend"].defaulted() ? EngineChoice::Auto : EngineChoice::Perf;
+  else return usage_error("record", "--engine is bpf, perf or auto");
+  if (req.engine == EngineChoice::Bpf && !vm["backend"].defaulted())
+    return usage_error("record", "--backend chooses the perf engine's probes: it does not go with --engine bpf");
   std::string backend = vm["backend"].as<std::string>();
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
+  req.resolve.force_offset = vm.count("force") > 0;
+  req.exact_site = vm.count("exact-site") > 0;
+  req.plan.unsafe_returns = vm.count("unsafe-returns") > 0;
+
+  auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
+  const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
+  auto plan = plan_recording(std::move(req));
+  if (!plan) {
+    fail(plan.error().message);
+    return plan.error().exit_status;  // 127 or 126 for a command that cannot be run
+  }
+  for (const auto& line : plan->notes) note(line);
+  // The engine first: the probe costs below are that engine's. The session then opens
+  // the one named here and does not decide again.
+  auto engine_used = resolve_engine(plan->request);
+  if (!engine_used) return fail(engine_used.error().message);
+  if (!engine_used->note.empty()) note(engine_used->note);
+  plan->request.engine = engine_choice(engine_used->engine);
 
   // One line before the run: what the kernel does at each probe (what a hit will cost),
-  // and the cost measured for this kernel, which goes into the file: `uprof bench`'s,
+  // and the cost measured for this kernel and engine, which goes into the file: `uprof bench`'s,
   // or measured now, quickly, for the classes it has no figure for (once per boot).
-  const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
-  req.on_planned = [measure](const std::vector<ProbeInfo>& probes) -> PlannedProbeCosts {
-    auto sites = classify_probe_sites(probes, host_arch());
-    std::vector<InsnClass> classes;
-    for (const auto& site : sites) classes.push_back(site.info.cls);
-    auto cal = calibrate_for_record(classes, measure, [](std::span<const InsnClass> missing) {
-      std::string names;
-      for (InsnClass c : missing) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
-      std::cerr << "uprof: measuring what a probe costs on this kernel (" << names
-                << "; once per boot, cached; 'uprof bench' measures longer)\n";
-    });
-    if (!cal.why.empty()) std::cerr << "uprof: warning: " << cal.why << "\n";
-    const auto& costs = cal.table;
-    PlannedProbeCosts out;
-    if (costs) {
-      out.inside_ns = probe_costs_for(*costs, probes, sites);
-      out.hit_ns = probe_hit_costs_for(*costs, probes, sites);
-      add_site_costs(sites, probes, out.hit_ns);
-    }
-    std::string line = render_probe_sites(sites);
-    if (!line.empty()) std::cerr << line << "\n";
-    return out;
+  const EngineKind recording_engine = engine_used->engine;
+  auto announce = [recording_engine](std::span<const InsnClass> missing) {
+    std::string names;
+    for (InsnClass c : missing) names += (names.empty() ? "" : ", ") + std::string(to_string(c));
+    std::cerr << "uprof: measuring what a probe costs on this kernel (" << names << ", "
+              << to_string(recording_engine) << " engine; once per boot, cached; 'uprof bench' measures longer)\n";
   };
+  RecordCosts costs = costs_for_recording(plan->probes, recording_engine, measure, announce, plan->moves);
+  if (!costs.warning.empty()) std::cerr << "uprof: warning: " << costs.warning << "\n";
+  if (!costs.sites_line.empty()) std::cerr << costs.sites_line << "\n";
+
   install_handlers();
-  auto rep = run_recording(req, g_stop, g_workload);
+  auto rep = run_session(*plan, costs.costs, SessionControl{.stop = &g_stop, .workload_pid = &g_workload, .on_note = note});
   if (!rep) {
     fail(rep.error().message);
     return rep.error().exit_status;
@@ -174,10 +201,15 @@ int cmd_record(int argc, char** argv) {
               << " != kernel count " << rep->kernel_total() << ": events are missing or duplicated\n";
   if (rep->lost)
     std::cerr << "uprof: " << rep->lost << " samples were dropped because a ring buffer was full: "
-              << "try a larger -m (now " << req.ring_pages << " pages per CPU) or fewer values\n";
+              << "try a larger -m (now "
+              << (plan->request.ring_pages ? std::to_string(plan->request.ring_pages) : "the default")
+              << (rep->engine == "bpf" ? " pages in the BPF ring" : " pages per CPU") << ") or fewer values\n";
   if (rep->missing_values)
     std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
   if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";
+  if (rep->task_dropped)
+    std::cerr << "uprof: " << rep->task_dropped << " fork, exit or thread-name records were dropped (ring full): "
+              << "threads and children may be named or ended wrongly in the report\n";
   if (rep->term_signal) {
     const char* abbrev = sigabbrev_np(rep->term_signal);
     std::string sig = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(rep->term_signal);

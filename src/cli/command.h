@@ -1,5 +1,7 @@
 // The subcommands. Each lives in its own cmd_*.cpp and only wires the pipeline's
-// parts together; main() owns exit codes and the one-line error format.
+// parts together. Errors end here, not in main(): a command prints an Error as the one
+// line "uprof: MESSAGE" through fail() and returns the exit status (1, or the Error's
+// own exit_status), which main() returns as it is.
 #pragma once
 
 #include <span>

@@ -66,18 +66,15 @@ Result<DrainStats> drain_all(std::span<RingBuffer> rings, const RingRecordFn& on
   return total;
 }
 
-Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCondition& stop,
-                                       const RingRecordFn& on_record,
-                                       const std::function<Status()>& disable_events,
-                                       const DrainLoopOptions& options) {
+Result<StopWaiter> StopWaiter::open(const StopCondition& stop, std::span<const int> fds) {
   UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
   if (!ep.valid()) return err("drain: epoll_create1: ", std::strerror(errno));
-  for (std::size_t i = 0; i < rings.size(); ++i) {
-    if (rings[i].fd() < 0) continue;  // a ring without an event (tests): drained on each pass
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i] < 0) continue;  // a ring without an event (tests): drained on each pass
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = i;
-    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, rings[i].fd(), &ev) != 0)
+    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fds[i], &ev) != 0)
       return err("drain: epoll_ctl(ADD ring ", i, "): ", std::strerror(errno));
   }
   UniqueFd pidfd;
@@ -92,50 +89,57 @@ Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCo
     }
     // Without a pidfd (Linux < 5.3) exits are polled with waitid(WNOWAIT) below.
   }
+  return StopWaiter(stop, std::move(ep), std::move(pidfd), std::vector<int>(fds.begin(), fds.end()));
+}
 
+Result<std::optional<StopReason>> StopWaiter::wait(int poll_interval_ms, bool& ready) {
+  ready = false;
+  if (stop_->flag && stop_->flag->load(std::memory_order_relaxed)) return std::optional(StopReason::Flag);
+  if (workload_exited_) return std::optional(StopReason::WorkloadExited);
+  int timeout = poll_interval_ms;
+  if (stop_->deadline) {
+    // Rounded up: waking a little early would only spin once more.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*stop_->deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::optional(StopReason::Deadline);
+    timeout = static_cast<int>(std::min<int64_t>(timeout, left.count()));
+  }
+  epoll_event events[16];
+  int n = ::epoll_wait(ep_.get(), events, 16, timeout);
+  if (n < 0 && errno != EINTR) return err("drain: epoll_wait: ", std::strerror(errno));
+  for (int k = 0; k < n; ++k) {
+    if (events[k].data.u64 == kPidfdTag) {
+      workload_exited_ = true;
+      continue;
+    }
+    ready = true;
+    // A ring reports HUP once the events writing to it are gone (their task
+    // exited); it would stay ready forever, so stop watching it. The passes
+    // after the wait still drain it.
+    if (events[k].events & (EPOLLHUP | EPOLLERR)) {
+      std::size_t i = static_cast<std::size_t>(events[k].data.u64);
+      ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, fds_[i], nullptr);
+    }
+  }
+  if (!pidfd_.valid() && stop_->workload > 0 && exited_without_reaping(stop_->workload)) workload_exited_ = true;
+  return std::optional<StopReason>{};
+}
+
+Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCondition& stop,
+                                       const RingRecordFn& on_record,
+                                       const std::function<Status()>& disable_events,
+                                       const DrainLoopOptions& options) {
+  std::vector<int> fds;
+  for (auto& r : rings) fds.push_back(r.fd());
+  UPROF_ASSIGN(StopWaiter waiter, StopWaiter::open(stop, fds));
   DrainLoopResult result;
-  std::vector<epoll_event> events(rings.size() + 1);
-  bool workload_exited = false;
   for (;;) {
-    if (stop.flag && stop.flag->load(std::memory_order_relaxed)) {
-      result.reason = StopReason::Flag;
-      break;
-    }
-    if (workload_exited) {
-      result.reason = StopReason::WorkloadExited;
-      break;
-    }
-    int timeout = options.poll_interval_ms;
-    if (stop.deadline) {
-      // Rounded up: waking a little early would only spin once more.
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(
-          *stop.deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        result.reason = StopReason::Deadline;
-        break;
-      }
-      timeout = static_cast<int>(std::min<int64_t>(timeout, left.count()));
-    }
-    int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeout);
-    if (n < 0 && errno != EINTR) return err("drain: epoll_wait: ", std::strerror(errno));
     bool ring_ready = false;
-    for (int k = 0; k < n; ++k) {
-      if (events[k].data.u64 == kPidfdTag) {
-        workload_exited = true;
-        continue;
-      }
-      ring_ready = true;
-      // A ring reports HUP once the events writing to it are gone (their task
-      // exited); it would stay ready forever, so stop watching it. The passes
-      // below still drain it.
-      if (events[k].events & (EPOLLHUP | EPOLLERR)) {
-        std::size_t i = static_cast<std::size_t>(events[k].data.u64);
-        ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, rings[i].fd(), nullptr);
-      }
+    UPROF_ASSIGN(std::optional<StopReason> reason, waiter.wait(options.poll_interval_ms, ring_ready));
+    if (reason) {
+      result.reason = *reason;
+      break;
     }
     if (ring_ready) ++result.wakeups;
-    if (!pidfd.valid() && stop.workload > 0 && exited_without_reaping(stop.workload))
-      workload_exited = true;
     UPROF_ASSIGN(DrainStats s, pass(rings, on_record, options));
     add(result, s);
   }

@@ -1,10 +1,9 @@
 #include "uprof/present/probe_listing.h"
 
-#include <cstdio>
-
 #include <fnmatch.h>
 
 #include "uprof/present/text_table.h"
+#include "uprof/util/hex.h"
 
 namespace uprof {
 
@@ -80,10 +79,7 @@ std::string describe_location(Arch arch, const std::vector<LocationPiece>& piece
 
 std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params) {
   std::string out = probe.label() + (probe.offset_in_function ? "" : " at entry") + " (" + probe.path +
-                    ", file offset 0x";
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(probe.file_offset));
-  out += std::string(buf) + "):\n";
+                    ", file offset " + hex(probe.file_offset) + "):\n";
   std::size_t width = 8;
   for (const auto& p : params.params) width = std::max(width, p.type.name.size() + 1 + p.name.size());
   width = std::max(width, params.return_type.name.size() + 8);

@@ -49,6 +49,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
   w.field("arch", arch_info(m.meta.arch).name);
   w.field("kernel", m.meta.kernel);
   w.field("hostname", m.meta.hostname);
+  if (!m.meta.engine.empty()) w.field("engine", m.meta.engine);
   w.field("start_realtime_ns", m.meta.start_realtime_ns);
   w.field("duration_s", recording_seconds(m));
   w.field("samples", m.samples);

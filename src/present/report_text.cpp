@@ -10,15 +10,10 @@
 
 #include "uprof/analyse/duration_format.h"
 #include "uprof/present/text_table.h"
+#include "uprof/util/thousands.h"
 
 namespace uprof {
 namespace {
-
-std::string commas(uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
 
 std::string join_command(const std::vector<std::string>& argv) {
   std::string s;
@@ -130,12 +125,13 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
   os << "uprof report: " << m.path << "\n";
   os << "command:  " << join_command(m.meta.command) << "\n";
   os << "recorded: " << format_wall_time(m.meta.start_realtime_ns) << ", " << secs << ", on " << m.meta.hostname
-     << " (" << arch_info(m.meta.arch).name << ", Linux " << m.meta.kernel << ")\n";
-  os << "events:   " << commas(m.samples) << " samples, " << commas(m.lost) << " lost";
+     << " (" << arch_info(m.meta.arch).name << ", Linux " << m.meta.kernel
+     << (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") << ")\n";
+  os << "events:   " << with_commas(m.samples) << " samples, " << with_commas(m.lost) << " lost";
   if (m.trailer) {
     uint64_t k = 0;
     for (auto& c : m.trailer->counts) k += c.kernel;
-    os << "; kernel counted " << commas(k);
+    os << "; kernel counted " << with_commas(k);
     if (m.trailer->exit_status >= 0) os << "; exit status " << m.trailer->exit_status;
   }
   os << "\n";
@@ -153,7 +149,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     os << (m.options.compensate_nested ? ", and what the probe hits inside each call cost" : "")
        << ", at least 0\n";
   }
-  if (m.filtered_out) os << "filtered: " << commas(m.filtered_out) << " calls and hits left out by the filters\n";
+  if (m.filtered_out) os << "filtered: " << with_commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
   TextTable t({{"FUNCTION"}, {"CALLS", Align::Right}, {"TOTAL", Align::Right}, {"MEAN", Align::Right},
@@ -165,14 +161,14 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     const FunctionInfo& f = m.functions.functions[g.function];
     const auto& h = g.latency;
     if (f.paired() && h.count()) {
-      t.add_row({group_label(m, g), commas(g.calls), format_duration(h.total()),
+      t.add_row({group_label(m, g), with_commas(g.calls), format_duration(h.total()),
                  format_duration(static_cast<uint64_t>(h.mean() + 0.5)), format_duration(h.min()),
                  format_duration(h.percentile(50)), format_duration(h.percentile(90)),
                  format_duration(h.percentile(99)), format_duration(h.percentile(99.9)), format_duration(h.max()),
-                 commas(g.unmatched_total())});
+                 with_commas(g.unmatched_total())});
     } else {
-      t.add_row({group_label(m, g), commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
-                 f.paired() ? commas(g.unmatched_total()) : "-"});
+      t.add_row({group_label(m, g), with_commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
+                 f.paired() ? with_commas(g.unmatched_total()) : "-"});
     }
   }
   os << t.render();
@@ -190,10 +186,10 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
       section("  unmatched entries:");
       for (std::size_t r = 0; r < kUnmatchedReasons; r++)
         if (g.unmatched[r])
-          os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << commas(g.unmatched[r]) << "\n";
+          os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
     if (g.calls_spanning_loss)
-      section("  " + commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
+      section("  " + with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
     // Probed calls inside: their probes' whole cost is in this function's durations.
     if (!m.options.compensate && g.latency.count() && g.nested_probe_ns * 2 > g.latency.total())
       section("  note: the probe hits inside its calls cost ~" + format_duration(g.nested_probe_ns) + " of its " +
@@ -224,8 +220,8 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         std::string frequent;
         for (const auto& e : vs.top.top(o.top_values))
           if (e.count - e.error >= 2)
-            frequent += " " + format_value(e.value, spec) + " (" + commas(e.count - e.error) +
-                        (e.error ? "-" + commas(e.count) : "") + ")";
+            frequent += " " + format_value(e.value, spec) + " (" + with_commas(e.count - e.error) +
+                        (e.error ? "-" + with_commas(e.count) : "") + ")";
         line += frequent.empty() ? "; no value repeats often" : "; most frequent:" + frequent;
         section(line);
       }

@@ -1,15 +1,8 @@
 #include "uprof/present/text_table.h"
 
 #include <algorithm>
-#include <sstream>
 
 namespace uprof {
-
-std::string hex(unsigned long long v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 std::string TextTable::render() const {
   std::vector<std::size_t> width(columns_.size(), 0);

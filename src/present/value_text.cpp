@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "uprof/analyse/aggregate.h"
-#include "uprof/present/text_table.h"
+#include "uprof/util/hex.h"
 
 namespace uprof {
 namespace {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "uprof/util/hex.h"
+
 namespace uprof {
 namespace {
 
@@ -145,10 +147,8 @@ class Evaluator {
   PieceResult memory_piece(const Sym& addr, uint32_t size) {
     using K = Sym::Kind;
     if (addr.kind == K::Const) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "in memory at 0x%llx%s, which a sample does not carry",
-                    static_cast<unsigned long long>(addr.value), addr.static_address ? " (a global)" : "");
-      return {std::nullopt, buf};
+      return {std::nullopt, "in memory at " + hex(static_cast<uint64_t>(addr.value)) +
+                                (addr.static_address ? " (a global)" : "") + ", which a sample does not carry"};
     }
     if (addr.kind == K::EntryReg) return {std::nullopt, "entry value of a register not captured"};
     if (addr.reg == sp_dwarf_) {

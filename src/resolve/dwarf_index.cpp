@@ -6,11 +6,11 @@
 #include <libelf.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <optional>
 
 #include "uprof/resolve/dwarf_types.h"
+#include "uprof/util/hex.h"
 
 namespace uprof {
 namespace {
@@ -18,12 +18,6 @@ namespace {
 // Nesting deeper than this is corrupt data, not code (a function in a class in
 // a namespace in a lexical block is 5 levels).
 constexpr int kMaxNesting = 256;
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 struct DwarfSections {
   bool info = false;   // .debug_info with contents

@@ -8,23 +8,16 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 
 #include "uprof/resolve/call_abi.h"
 #include "uprof/resolve/dwarf_index.h"
+#include "uprof/util/hex.h"
 
 namespace uprof {
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 
 // ---- Types: what to print, and how the conventions see the bytes ----------
 

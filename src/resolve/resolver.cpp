@@ -5,14 +5,11 @@
 #include <filesystem>
 #include <sstream>
 
+#include "uprof/resolve/probe_placement.h"
+#include "uprof/util/hex.h"
+
 namespace uprof {
 namespace {
-
-std::string hex(uint64_t v) {
-  std::ostringstream os;
-  os << "0x" << std::hex << v;
-  return os.str();
-}
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
@@ -141,12 +138,13 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, cons
       p.function_size = f->size;
       p.offset_in_function = *vaddr - f->addr;
     }
+    UPROF_TRY(check_offset(*img, p));
     return std::vector<ResolvedProbe>{std::move(p)};
   }
 
   const auto& ref = std::get<FunctionRef>(spec.what);
   std::vector<const Function*> hits;
-  std::vector<std::string> call_names;
+  std::vector<ValueRequest> call_names;
   if (ref.is_glob) {
     hits = img->functions.find_glob(ref.name);
   } else {
@@ -158,8 +156,9 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, cons
         hits = img->functions.find_exact(call->function, ref.version, ref.default_version_only);
         if (hits.empty() && !ref.version) hits = img->functions.find_cxx(call->function);
         if (!hits.empty()) {
-          call_names = call->names;
-          if (call_names.empty()) call_names.push_back("$retval");  // "add()": the return value only
+          for (const auto& n : call->names) call_names.push_back({.text = n, .label = {}, .target = ParamRef{n}, .type = {}});
+          // "add()": the return value only
+          if (call_names.empty()) call_names.push_back({.text = "$retval", .label = {}, .target = ReturnValueRef{}, .type = {}});
         }
       }
     }
@@ -195,12 +194,50 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, cons
     p.vaddr = vaddr;
     p.file_offset = *foff;
     p.values.insert(p.values.begin(), call_names.begin(), call_names.end());
+    UPROF_TRY(check_offset(*img, p));
     out.push_back(std::move(p));
   }
   if (out.empty())
     return err("spec: '", spec.text, "': every function it matches in ", img->elf.path(),
                " is an IFUNC resolver; probe an implementation");
   return out;
+}
+
+Result<const InsnDecoder*> Resolver::decoder(Arch arch) {
+  auto it = decoders_.find(arch);
+  if (it == decoders_.end()) {
+    UPROF_ASSIGN(InsnDecoder d, InsnDecoder::open(arch));
+    it = decoders_.emplace(arch, std::move(d)).first;
+  }
+  return &it->second;
+}
+
+Result<const BranchTargets*> Resolver::branch_targets(const Image& img) {
+  auto it = branch_targets_.find(img.path);
+  if (it == branch_targets_.end()) {
+    UPROF_ASSIGN(const InsnDecoder* d, decoder(img.elf.arch()));
+    UPROF_ASSIGN(BranchTargets t, BranchTargets::scan(img.elf, img.functions, *d));
+    it = branch_targets_.emplace(img.path, std::move(t)).first;
+  }
+  return &it->second;
+}
+
+Result<std::vector<uint8_t>> Resolver::function_bytes(const Image& img, uint64_t vaddr, uint64_t size, uint64_t max) {
+  auto off = vaddr_to_offset(img.elf.loads(), vaddr);
+  if (!off) return err("elf: ", img.elf.path(), ": ", hex(vaddr), " is in no loadable segment of the file");
+  uint64_t n = std::min(size ? size : 16, max);
+  n = std::min<uint64_t>(n, img.elf.file_size() - std::min(*off, img.elf.file_size()));
+  return img.elf.read_bytes(*off, n);
+}
+
+Status Resolver::check_offset(const Image& img, const ResolvedProbe& p) {
+  if (p.offset_in_function == 0 || p.function.empty() || opts_.force_offset || img.elf.arch() == Arch::Arm64)
+    return ok();
+  UPROF_ASSIGN(const InsnDecoder* d, decoder(img.elf.arch()));
+  UPROF_ASSIGN(std::vector<uint8_t> code, function_bytes(img, p.function_addr, p.offset_in_function + 16));
+  Status s = check_boundary(*d, code, p.offset_in_function, p.function);
+  if (!s.ok()) return err("spec: '", p.spec, "': ", s.error().message, " (", img.elf.path(), ")");
+  return ok();
 }
 
 }  // namespace uprof

@@ -58,11 +58,6 @@ ValueSpec unavailable(const std::string& name, const ValueType& t, Arch arch, st
   return v;
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 std::string join_names(const FunctionParams& f) {
   std::string s;
   for (const auto& p : f.params) s += (s.empty() ? "" : ", ") + p.name;
@@ -132,10 +127,6 @@ std::vector<ValueSpec> return_value_specs(const FunctionParams& f, Arch arch) {
   return param_value_specs(r, arch, true);
 }
 
-bool is_dwarf_token(const std::string& token) {
-  return token == "$params" || token == "$retval" || is_identifier(token);
-}
-
 Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& img, const ResolvedProbe& p) {
   const ElfFile* dw = img.dwarf_file();
   if (!dw || p.function.empty()) return std::optional<FunctionParams>{};
@@ -153,13 +144,14 @@ Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& im
 
 Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedProbe& p, bool all_by_default,
                           std::vector<std::string>& notes) {
-  std::vector<std::string> names, raw;
+  std::vector<std::string> names;
+  std::vector<ValueRequest> raw;
   bool all_params = false, retval = false;
-  for (const auto& t : p.values) {
-    if (t == "$params") all_params = true;
-    else if (t == "$retval") retval = true;
-    else if (is_identifier(t)) names.push_back(t);
-    else raw.push_back(t);
+  for (const auto& v : p.values) {
+    if (!v.wants_dwarf()) raw.push_back(v);
+    else if (std::holds_alternative<AllParamsRef>(v.target)) all_params = true;
+    else if (auto* n = std::get_if<ParamRef>(&v.target)) names.push_back(n->name);
+    else retval = true;
   }
   const bool by_default = p.values.empty() && all_by_default;
   if (!by_default && !all_params && !retval && names.empty()) return ok();  // raw values only

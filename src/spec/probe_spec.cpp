@@ -69,7 +69,10 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
     while (i < text.size() && is_space(text[i])) i++;
     std::size_t j = i;
     while (j < text.size() && !is_space(text[j])) j++;
-    if (j > i) spec.values.emplace_back(text.substr(i, j - i));
+    if (j > i) {
+      UPROF_ASSIGN(ValueRequest v, parse_value_request(text.substr(i, j - i)));
+      spec.values.push_back(std::move(v));
+    }
     i = j;
   }
 

@@ -1,4 +1,5 @@
-// Encoders and decoders of the data file's META, PROBES and TRAILER payloads.
+// Encoders and decoders of the data file's section payloads: META, PROBES and TRAILER
+// whole, EVENTS one event at a time (the writer cuts blocks, the reader finds them).
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -43,6 +44,7 @@ std::string encode_meta(const RecordingMeta& m) {
   kv.emplace_back("kernel", m.kernel);
   kv.emplace_back("hostname", m.hostname);
   kv.emplace_back("uprof_version", m.uprof_version);
+  if (!m.engine.empty()) kv.emplace_back("engine", m.engine);
   kv.emplace_back("start_realtime_ns", std::to_string(m.start_realtime_ns));
   kv.emplace_back("start_monotonic_ns", std::to_string(m.start_monotonic_ns));
   kv.emplace_back("probe_cost_ns", std::to_string(m.probe_cost_ns));
@@ -75,6 +77,7 @@ Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
     else if (*k == "kernel") m.kernel = *v;
     else if (*k == "hostname") m.hostname = *v;
     else if (*k == "uprof_version") m.uprof_version = *v;
+    else if (*k == "engine") m.engine = *v;
     else if (*k == "start_realtime_ns") m.start_realtime_ns = to_u64(*v);
     else if (*k == "start_monotonic_ns") m.start_monotonic_ns = to_u64(*v);
     else if (*k == "probe_cost_ns") m.probe_cost_ns = to_u64(*v);
@@ -275,6 +278,131 @@ Result<Trailer> decode_trailer(ByteReader& r) {
     t.counts.push_back({*rec, *k});
   }
   return t;
+}
+
+EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time) {
+  EventCodecState s{.time = base_time, .nvalues = {}};
+  for (const auto& p : probes) s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
+  return s;
+}
+
+// A sample of probe 0 with values (7, -1), 100 ns after the event before, pid 40 tid 41:
+//   01 c8 01 00 29 01 0e 01    kind, z dt, v probe, v tid, z (pid - tid), z values
+void encode_event(const Event& e, EventCodecState& state, std::string& out) {
+  const bool partial = e.kind == EventKind::Sample && e.missing;
+  out.push_back(static_cast<char>(partial ? kPartialSampleKind : static_cast<uint8_t>(e.kind)));
+  put_varint(out, zigzag(static_cast<int64_t>(e.time - state.time)));
+  state.time = e.time;
+  switch (e.kind) {
+    case EventKind::Sample: {
+      put_varint(out, e.probe);
+      put_varint(out, e.tid);
+      put_varint(out, zigzag(static_cast<int64_t>(e.pid) - static_cast<int64_t>(e.tid)));
+      if (partial) put_varint(out, e.missing);
+      // As many values as the probe has, whatever the event holds (missing ones as 0).
+      uint8_t n = e.probe < state.nvalues.size() ? state.nvalues[e.probe] : 0;
+      for (uint8_t i = 0; i < n; i++) put_varint(out, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
+      break;
+    }
+    case EventKind::Lost:
+      put_varint(out, e.probe == UINT32_MAX ? 0 : uint64_t{e.probe} + 1);
+      put_varint(out, e.lost);
+      break;
+    case EventKind::Comm:
+      put_varint(out, e.pid);
+      put_varint(out, e.tid);
+      put_string(out, e.comm);
+      break;
+    case EventKind::Exit:
+      put_varint(out, e.pid);
+      put_varint(out, e.tid);
+      break;
+    case EventKind::Fork:
+      put_varint(out, e.pid);
+      put_varint(out, e.tid);
+      put_varint(out, e.values[0]);
+      put_varint(out, e.values[1]);
+      break;
+  }
+}
+
+Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
+  auto kind = r.read<uint8_t>();
+  auto dt = get_varint(r);
+  if (!kind || !dt) return bad("EVENTS", r, "truncated event");
+  // Unsigned: a delta may be negative (an older sample of another CPU), and wraps.
+  state.time += static_cast<uint64_t>(unzigzag(*dt));
+  e.time = state.time;
+  e.probe = e.pid = e.tid = 0;
+  e.nvalues = 0;
+  e.missing = 0;
+  e.lost = 0;
+  e.comm.clear();
+  switch (*kind) {
+    case kPartialSampleKind:
+    case static_cast<uint8_t>(EventKind::Sample): {
+      auto probe = get_varint(r), tid = get_varint(r), dp = get_varint(r);
+      if (!probe || !tid || !dp) return bad("EVENTS", r, "truncated sample");
+      if (*kind == kPartialSampleKind) {
+        auto m = get_varint(r);
+        if (!m) return bad("EVENTS", r, "truncated sample");
+        e.missing = static_cast<uint32_t>(*m);
+      }
+      if (*probe >= state.nvalues.size()) return bad("EVENTS", r, "sample of an unknown probe");
+      e.kind = EventKind::Sample;
+      e.probe = static_cast<uint32_t>(*probe);
+      e.tid = static_cast<uint32_t>(*tid);
+      // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
+      e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
+      const uint8_t n = std::min<uint8_t>(state.nvalues[e.probe], kMaxValues);
+      for (uint8_t i = 0; i < n; i++) {
+        auto v = get_varint(r);
+        if (!v) return bad("EVENTS", r, "truncated sample values");
+        e.values[i] = static_cast<uint64_t>(unzigzag(*v));
+      }
+      e.nvalues = n;
+      return ok();
+    }
+    case static_cast<uint8_t>(EventKind::Lost): {
+      auto probe = get_varint(r), lost = get_varint(r);
+      if (!probe || !lost) return bad("EVENTS", r, "truncated lost record");
+      e.kind = EventKind::Lost;
+      e.probe = *probe == 0 || *probe > state.nvalues.size() ? UINT32_MAX : static_cast<uint32_t>(*probe - 1);
+      e.lost = *lost;
+      return ok();
+    }
+    case static_cast<uint8_t>(EventKind::Comm): {
+      auto pid = get_varint(r), tid = get_varint(r);
+      auto comm = get_string(r, 256);
+      if (!pid || !tid || !comm) return bad("EVENTS", r, "truncated comm record");
+      e.kind = EventKind::Comm;
+      e.pid = static_cast<uint32_t>(*pid);
+      e.tid = static_cast<uint32_t>(*tid);
+      e.comm = std::move(*comm);
+      return ok();
+    }
+    case static_cast<uint8_t>(EventKind::Exit): {
+      auto pid = get_varint(r), tid = get_varint(r);
+      if (!pid || !tid) return bad("EVENTS", r, "truncated exit record");
+      e.kind = EventKind::Exit;
+      e.pid = static_cast<uint32_t>(*pid);
+      e.tid = static_cast<uint32_t>(*tid);
+      return ok();
+    }
+    case static_cast<uint8_t>(EventKind::Fork): {
+      auto pid = get_varint(r), tid = get_varint(r), ppid = get_varint(r), ptid = get_varint(r);
+      if (!pid || !tid || !ppid || !ptid) return bad("EVENTS", r, "truncated fork record");
+      e.kind = EventKind::Fork;
+      e.pid = static_cast<uint32_t>(*pid);
+      e.tid = static_cast<uint32_t>(*tid);
+      e.values[0] = *ppid;
+      e.values[1] = *ptid;
+      e.nvalues = 2;
+      return ok();
+    }
+    default:
+      return err("EVENTS at payload byte ", r.offset(), ": unknown event kind ", int{*kind});
+  }
 }
 
 }  // namespace uprof

@@ -88,6 +88,7 @@ Result<DataFileReader> DataFileReader::open(const std::string& path) {
       auto p = decode_probes(br);
       if (!p) return err("store: ", path, ": byte ", at + kSectionHeaderSize, ": ", p.error().message);
       r.probes_ = std::move(p).value();
+      r.codec_ = event_codec_state(r.probes_, 0);
     }
     r.pos_ = at + kSectionHeaderSize + sh.size;
   }
@@ -150,102 +151,22 @@ bool DataFileReader::load_next_block() {
     cur_ = br;
     block_offset_ = at + kSectionHeaderSize;
     block_left_ = *count;
-    time_ = *base;
+    codec_.time = *base;
     if (block_left_) return true;
   }
   return false;
-}
-
-bool DataFileReader::decode_event(Event& e) {
-  auto fail = [&](const char* what) {
-    problems_.push_back("byte " + std::to_string(block_offset_ + cur_.offset()) + ": " + what +
-                        "; the rest of that block was skipped");
-    block_left_ = 0;
-    return false;
-  };
-  auto kind = cur_.read<uint8_t>();
-  auto dt = get_varint(cur_);
-  if (!kind || !dt) return fail("truncated event");
-  time_ += static_cast<uint64_t>(unzigzag(*dt));
-  e.time = time_;
-  e.nvalues = 0;
-  e.lost = 0;
-  e.comm.clear();
-  e.pid = e.tid = 0;
-  e.probe = 0;
-  e.missing = 0;
-  switch (*kind) {
-    case kPartialSampleKind:
-    case static_cast<uint8_t>(EventKind::Sample): {
-      auto probe = get_varint(cur_), tid = get_varint(cur_), dp = get_varint(cur_);
-      if (!probe || !tid || !dp) return fail("truncated sample");
-      if (*kind == kPartialSampleKind) {
-        auto m = get_varint(cur_);
-        if (!m) return fail("truncated sample");
-        e.missing = static_cast<uint32_t>(*m);
-      }
-      if (*probe >= probes_.size()) return fail("sample of an unknown probe");
-      e.kind = EventKind::Sample;
-      e.probe = static_cast<uint32_t>(*probe);
-      e.tid = static_cast<uint32_t>(*tid);
-      // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
-      e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
-      auto n = probes_[e.probe].values.size();
-      for (std::size_t i = 0; i < n; i++) {
-        auto v = get_varint(cur_);
-        if (!v) return fail("truncated sample values");
-        e.values[i] = static_cast<uint64_t>(unzigzag(*v));
-      }
-      e.nvalues = static_cast<uint8_t>(n);
-      return true;
-    }
-    case static_cast<uint8_t>(EventKind::Lost): {
-      auto probe = get_varint(cur_), lost = get_varint(cur_);
-      if (!probe || !lost) return fail("truncated lost record");
-      e.kind = EventKind::Lost;
-      e.probe = *probe == 0 || *probe > probes_.size() ? UINT32_MAX : static_cast<uint32_t>(*probe - 1);
-      e.lost = *lost;
-      return true;
-    }
-    case static_cast<uint8_t>(EventKind::Comm): {
-      auto pid = get_varint(cur_), tid = get_varint(cur_);
-      auto comm = get_string(cur_, 256);
-      if (!pid || !tid || !comm) return fail("truncated comm record");
-      e.kind = EventKind::Comm;
-      e.pid = static_cast<uint32_t>(*pid);
-      e.tid = static_cast<uint32_t>(*tid);
-      e.comm = std::move(*comm);
-      return true;
-    }
-    case static_cast<uint8_t>(EventKind::Exit): {
-      auto pid = get_varint(cur_), tid = get_varint(cur_);
-      if (!pid || !tid) return fail("truncated exit record");
-      e.kind = EventKind::Exit;
-      e.pid = static_cast<uint32_t>(*pid);
-      e.tid = static_cast<uint32_t>(*tid);
-      return true;
-    }
-    case static_cast<uint8_t>(EventKind::Fork): {
-      auto pid = get_varint(cur_), tid = get_varint(cur_), ppid = get_varint(cur_), ptid = get_varint(cur_);
-      if (!pid || !tid || !ppid || !ptid) return fail("truncated fork record");
-      e.kind = EventKind::Fork;
-      e.pid = static_cast<uint32_t>(*pid);
-      e.tid = static_cast<uint32_t>(*tid);
-      e.values[0] = *ppid;
-      e.values[1] = *ptid;
-      e.nvalues = 2;
-      return true;
-    }
-    default:
-      return fail("unknown event kind");
-  }
 }
 
 bool DataFileReader::next(Event& e) {
   for (;;) {
     if (block_left_ == 0 && !load_next_block()) return false;
     block_left_--;
-    if (decode_event(e)) return true;
+    auto d = decode_event(cur_, codec_, e);
+    if (d) return true;
+    // The cursor stays where the event broke: name that byte of the file.
+    problems_.push_back("byte " + std::to_string(block_offset_ + cur_.offset()) + ": " + d.error().message +
+                        "; the rest of that block was skipped");
+    block_left_ = 0;
   }
 }
 

@@ -27,7 +27,7 @@ Result<DataFileWriter> DataFileWriter::create(const std::string& path, const Rec
   w.path_ = path;
   w.fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!w.fd_.valid()) return err("store: ", path, ": ", std::strerror(errno));
-  for (const auto& p : probes) w.nvalues_.push_back(static_cast<uint8_t>(p.values.size()));
+  w.codec_ = event_codec_state(probes, 0);
 
   std::string header(kDataMagic, sizeof kDataMagic);
   put_u16(header, kDataMajor);
@@ -77,42 +77,9 @@ Status DataFileWriter::write_section(SectionKind kind, const std::string& payloa
 Status DataFileWriter::add(const Event& e) {
   if (block_count_ == 0) {
     block_base_ = e.time;
-    last_time_ = e.time;
+    codec_.time = e.time;
   }
-  const bool partial = e.kind == EventKind::Sample && e.missing;
-  block_.push_back(static_cast<char>(partial ? kPartialSampleKind : static_cast<uint8_t>(e.kind)));
-  put_varint(block_, zigzag(static_cast<int64_t>(e.time - last_time_)));
-  last_time_ = e.time;
-  switch (e.kind) {
-    case EventKind::Sample: {
-      put_varint(block_, e.probe);
-      put_varint(block_, e.tid);
-      put_varint(block_, zigzag(static_cast<int64_t>(e.pid) - static_cast<int64_t>(e.tid)));
-      if (partial) put_varint(block_, e.missing);
-      uint8_t n = e.probe < nvalues_.size() ? nvalues_[e.probe] : 0;
-      for (uint8_t i = 0; i < n; i++) put_varint(block_, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
-      break;
-    }
-    case EventKind::Lost:
-      put_varint(block_, e.probe == UINT32_MAX ? 0 : uint64_t{e.probe} + 1);
-      put_varint(block_, e.lost);
-      break;
-    case EventKind::Comm:
-      put_varint(block_, e.pid);
-      put_varint(block_, e.tid);
-      put_string(block_, e.comm);
-      break;
-    case EventKind::Exit:
-      put_varint(block_, e.pid);
-      put_varint(block_, e.tid);
-      break;
-    case EventKind::Fork:
-      put_varint(block_, e.pid);
-      put_varint(block_, e.tid);
-      put_varint(block_, e.values[0]);
-      put_varint(block_, e.values[1]);
-      break;
-  }
+  encode_event(e, codec_, block_);
   block_count_++;
   events_++;
   if (block_.size() >= kBlockTarget) return flush();

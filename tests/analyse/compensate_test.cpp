@@ -1,7 +1,6 @@
 // report --compensate on a hand-built recording: the probes' cost stored in META is
 // taken off every duration, clamped at zero; the arithmetic is exact on min, max, total.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -23,26 +22,9 @@ std::vector<ProbeInfo> f_and_g() {
           probe(2, ProbeKind::Entry, "g", 0x2000), probe(3, ProbeKind::Return, "g", 0x2000)};
 }
 
-// A finished recording of `events` (samples of thread 7, in time order) in a temporary
-// file named by `name`; its trailer counts each probe's samples.
 std::string write_file(const std::string& name, const RecordingMeta& meta, const std::vector<ProbeInfo>& probes,
                        const std::vector<Event>& events) {
-  std::string path =
-      (std::filesystem::temp_directory_path() / ("uprof_compensate_" + std::to_string(getpid()) + "_" + name))
-          .string();
-  auto w = DataFileWriter::create(path, meta, probes);
-  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
-  Trailer tr;
-  tr.counts.resize(probes.size());
-  for (const Event& e : events) {
-    EXPECT_TRUE(w->add(e).ok());
-    tr.counts[e.probe].kernel++;
-    tr.counts[e.probe].recorded++;
-    tr.end_monotonic_ns = e.time;
-  }
-  tr.events = events.size();
-  EXPECT_TRUE(w->finish(tr).ok());
-  return path;
+  return test::write_data_file("compensate_" + name, meta, probes, events);
 }
 
 std::string write_recording(uint64_t probe_cost_ns) {
@@ -176,6 +158,36 @@ TEST(Compensate, ProbedCallsInsideACallAreTakenOffToo) {
     EXPECT_EQ(says, hit_costs) << text;
     EXPECT_NE(json.find(std::string("\"compensated_nested\":") + (hit_costs ? "true" : "false")), std::string::npos)
         << json;
+    std::filesystem::remove(path);
+  }
+}
+
+// The raw report says when the probes inside a function's calls cost over half of its
+// time: f's three 50 us calls hold 3 x 12 us of g's hits (not flagged); at 10 us a hit
+// they hold 3 x 40 us of 150 us (flagged).
+TEST(Compensate, TheRawReportSaysWhenNestedProbesDominate) {
+  for (uint64_t hit : {3'000u, 10'000u}) {
+    RecordingMeta meta;
+    meta.start_monotonic_ns = 1'000'000;
+    meta.probe_cost_ns = 600;
+    meta.probe_costs_ns = {600, 600, 600, 600};
+    meta.probe_hit_costs_ns = {1'000, 1'000, hit, hit};
+    std::vector<Event> events;
+    uint64_t t = 2'000'000;
+    for (int call = 0; call < 3; call++) {
+      for (auto [p, dt] : {std::pair{0u, 0u}, {2u, 10'000u}, {3u, 15'000u}, {2u, 20'000u}, {3u, 25'000u}, {1u, 50'000u}})
+        events.push_back(sample(p, 7, t + dt));
+      t += 100'000;
+    }
+    std::string path = write_file("dominate" + std::to_string(hit), meta, f_and_g(), events);
+    auto m = build_report(path, AggregateOptions{});
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    std::string text = render_text_report(*m, TextReportOptions{});
+    const bool flagged = text.find("the probed callees' probes dominate") != std::string::npos;
+    EXPECT_EQ(flagged, hit == 10'000u) << text;
+    if (flagged) {
+      EXPECT_NE(text.find("cost ~120us of its 150us total"), std::string::npos) << text;
+    }
     std::filesystem::remove(path);
   }
 }

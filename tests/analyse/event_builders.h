@@ -1,13 +1,18 @@
 // Hand-built probe tables and event streams for the analyse tests.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "uprof/analyse/pairing.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
+#include "uprof/store/data_file.h"
 
 namespace uprof::test {
 
@@ -23,6 +28,7 @@ inline ProbeInfo probe(uint32_t index, ProbeKind kind, std::string function, uin
   p.path = std::move(path);
   p.function = std::move(function);
   p.vaddr = vaddr;
+  p.file_offset = vaddr;  // as in a PIE whose text segment starts at file offset == vaddr
   p.offset_in_function = offset_in_function;
   for (auto& n : value_names) {
     p.values.push_back(ValueSpec{.name = std::move(n),
@@ -71,6 +77,31 @@ inline Event comm_event(uint32_t pid, uint32_t tid, std::string comm, uint64_t t
   Event e = event(EventKind::Comm, pid, tid, time);
   e.comm = std::move(comm);
   return e;
+}
+
+// A finished recording of `events` (in time order) in a temporary file named after
+// `name`; its trailer counts each probe's samples as recorded and seen by the kernel.
+inline std::string write_data_file(const std::string& name, const RecordingMeta& meta,
+                                   const std::vector<ProbeInfo>& probes, const std::vector<Event>& events) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("uprof_test_" + std::to_string(getpid()) + "_" + name)).string();
+  auto w = DataFileWriter::create(path, meta, probes);
+  EXPECT_TRUE(w.ok()) << (w.ok() ? "" : w.error().message);
+  if (!w.ok()) return path;
+  Trailer tr;
+  tr.counts.resize(probes.size());
+  for (const Event& e : events) {
+    EXPECT_TRUE(w->add(e).ok());
+    if (e.kind == EventKind::Sample && e.probe < tr.counts.size()) {
+      tr.counts[e.probe].kernel++;
+      tr.counts[e.probe].recorded++;
+    }
+    if (e.kind == EventKind::Lost) tr.lost += e.lost;
+    tr.end_monotonic_ns = e.time;
+  }
+  tr.events = events.size();
+  EXPECT_TRUE(w->finish(tr).ok());
+  return path;
 }
 
 // Keeps everything the pairer reports, with the values copied out of their spans.

@@ -99,7 +99,7 @@ TEST(Pairing, NestedCallsIncludeTheirCallees) {
 
 // Per-probe hit costs: each call carries what the probe hits between its entry and its
 // return on its own thread cost (its own two hits excluded), for --compensate.
-TEST(Pairing, CallsCarryTheCostOfTheProbeHitsInsideThem) {
+TEST(Pairing, CallsCarryTheCostOfTheKernelCountsInsideThem) {
   //                   fe   fr   ge   gr   he   hr  main  fmid
   std::vector<uint64_t> cost{100, 200, 10, 20, 1, 2, 1000, 5000};
   // f { g { h } h  fmid }, with main (entry only) and another thread's g inside f's time.

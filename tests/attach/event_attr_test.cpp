@@ -18,7 +18,7 @@ constexpr uint64_t kArm64All = (1ull << 33) - 1;
 
 TEST(EventAttr, EntryProbeIdentity) {
   UprobeTarget t{.path = "/work/build/mytest", .offset = 0x1130};
-  perf_event_attr a = build_uprobe_attr(fake_pmu(), t, SampleContent{});
+  perf_event_attr a = build_uprobe_attr(fake_pmu(), t, ProbeReads{});
   EXPECT_EQ(a.size, sizeof(perf_event_attr));
   EXPECT_EQ(a.type, 8u);
   EXPECT_EQ(a.config, 0u);
@@ -106,7 +106,7 @@ TEST(EventAttr, LostSamplesAreCountedByDefault) {
 
 TEST(EventAttr, X86RegisterMask) {
   perf_event_attr a =
-      build_uprobe_attr(fake_pmu(), {.path = "/x"}, SampleContent{.regs_mask = kX86DiSiAx});
+      build_uprobe_attr(fake_pmu(), {.path = "/x"}, ProbeReads{.regs_mask = kX86DiSiAx});
   EXPECT_EQ(a.sample_type & PERF_SAMPLE_REGS_USER, uint64_t{PERF_SAMPLE_REGS_USER});
   EXPECT_EQ(a.sample_regs_user, 0x31u);
   EXPECT_EQ(a.sample_type & PERF_SAMPLE_STACK_USER, 0u);
@@ -114,7 +114,7 @@ TEST(EventAttr, X86RegisterMask) {
 
 TEST(EventAttr, Arm64RegisterMaskIsTheCallers) {
   perf_event_attr a =
-      build_uprobe_attr(fake_pmu(), {.path = "/x"}, SampleContent{.regs_mask = kArm64All});
+      build_uprobe_attr(fake_pmu(), {.path = "/x"}, ProbeReads{.regs_mask = kArm64All});
   EXPECT_EQ(a.sample_regs_user, 0x1'ffff'ffffull);
 }
 
@@ -126,14 +126,14 @@ TEST(EventAttr, UserStackRoundedAndCapped) {
   EXPECT_EQ(stack_request_size(65535), kMaxStackBytes);
   EXPECT_EQ(stack_request_size(1u << 30), kMaxStackBytes);
   perf_event_attr a =
-      build_uprobe_attr(fake_pmu(), {.path = "/x"}, SampleContent{.stack_bytes = 12});
+      build_uprobe_attr(fake_pmu(), {.path = "/x"}, ProbeReads{.stack_bytes = 12});
   EXPECT_EQ(a.sample_type & PERF_SAMPLE_STACK_USER, uint64_t{PERF_SAMPLE_STACK_USER});
   EXPECT_EQ(a.sample_stack_user, 16u);
   EXPECT_EQ(a.sample_type & PERF_SAMPLE_REGS_USER, 0u);
 }
 
 TEST(EventAttr, TracepointVariant) {
-  perf_event_attr a = build_tracepoint_attr(1234, SampleContent{.regs_mask = kX86DiSiAx},
+  perf_event_attr a = build_tracepoint_attr(1234, ProbeReads{.regs_mask = kX86DiSiAx},
                                             AttrOptions{.start = StartMode::Explicit});
   EXPECT_EQ(a.type, uint32_t{PERF_TYPE_TRACEPOINT});
   EXPECT_EQ(a.config, 1234u);

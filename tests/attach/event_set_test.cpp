@@ -18,17 +18,6 @@
 namespace uprof {
 namespace {
 
-bool have_pmu() {
-  struct stat st {};
-  return ::stat(kUprobePmuDir, &st) == 0;
-}
-
-#define REQUIRE_LIVE()                                                                         \
-  do {                                                                                         \
-    if (!have_pmu()) GTEST_SKIP() << "no uprobe PMU: " << kUprobePmuDir << " is absent";       \
-    if (::geteuid() != 0) GTEST_SKIP() << "uprobes need CAP_SYS_ADMIN";                        \
-  } while (0)
-
 uint64_t add_offset(const std::string& exe) {
   auto elf = ElfFile::open(exe);
   if (!elf.ok()) return 0;
@@ -38,17 +27,17 @@ uint64_t add_offset(const std::string& exe) {
   return 0;
 }
 
-std::vector<ProbeRequest> probes_for(const std::string& exe, uint64_t off) {
-  return {ProbeRequest{.path = exe, .offset = off, .is_return = false,
-                       .content = SampleContent{.regs_mask = 0x30}, .probe_index = 7},
-          ProbeRequest{.path = exe, .offset = off, .is_return = true,
-                       .content = SampleContent{.regs_mask = 0x1}, .probe_index = 9}};
+std::vector<ProbeCapture> probes_for(const std::string& exe, uint64_t off) {
+  return {ProbeCapture{.probe = 7, .path = exe, .file_offset = off, .is_return = false,
+                       .reads = ProbeReads{.regs_mask = 0x30}},
+          ProbeCapture{.probe = 9, .path = exe, .file_offset = off, .is_return = true,
+                       .reads = ProbeReads{.regs_mask = 0x1}}};
 }
 
 class EventSetLive : public ::testing::TestWithParam<ProbeBackend> {
  protected:
   void SetUp() override {
-    REQUIRE_LIVE();
+    UPROF_REQUIRE_UPROBES();
     exe_ = test::fixture("x86_64", "mytest");
     off_ = add_offset(exe_);
     ASSERT_NE(off_, 0u);
@@ -72,11 +61,11 @@ TEST_P(EventSetLive, OneEventPerProbePerCpuOneRingPerCpu) {
   auto counts = set->counts();
   ASSERT_TRUE(counts.ok()) << counts.error().message;
   ASSERT_EQ(counts->size(), 2u);
-  EXPECT_EQ((*counts)[0].probe_index, 7u);
+  EXPECT_EQ((*counts)[0].probe, 7u);
   EXPECT_EQ((*counts)[0].hits, 0u);
-  EXPECT_EQ((*counts)[1].probe_index, 9u);
+  EXPECT_EQ((*counts)[1].probe, 9u);
   EXPECT_EQ((*counts)[0].lost, std::optional<uint64_t>(0));
-  EXPECT_EQ(set->find_request(0xdeadbeef), nullptr);
+  EXPECT_EQ(set->find_probe(0xdeadbeef), nullptr);
   EXPECT_EQ(set->find_attr(0xdeadbeef), nullptr);
 }
 
@@ -113,7 +102,7 @@ TEST_P(EventSetLive, BadOffsetNamesPathAndOffset) {
   struct stat st {};
   ASSERT_EQ(::stat(exe_.c_str(), &st), 0);
   uint64_t beyond = static_cast<uint64_t>(st.st_size) + 0x1000;
-  std::vector<ProbeRequest> p{ProbeRequest{.path = exe_, .offset = beyond, .probe_index = 0}};
+  std::vector<ProbeCapture> p{ProbeCapture{.probe = 0, .path = exe_, .file_offset = beyond}};
   auto set = EventSet::open(p, w->pid(), EventSetOptions{.backend = GetParam()});
   ASSERT_FALSE(set.ok());
   const std::string& m = set.error().message;
@@ -127,7 +116,7 @@ TEST_P(EventSetLive, BadOffsetNamesPathAndOffset) {
 TEST_P(EventSetLive, MissingFileIsNamed) {
   auto w = Workload::spawn({exe_, "1"});
   ASSERT_TRUE(w.ok());
-  std::vector<ProbeRequest> p{ProbeRequest{.path = "/nonexistent/prog", .offset = 0x40}};
+  std::vector<ProbeCapture> p{ProbeCapture{.path = "/nonexistent/prog", .file_offset = 0x40}};
   auto set = EventSet::open(p, w->pid(), EventSetOptions{.backend = GetParam()});
   ASSERT_FALSE(set.ok());
   EXPECT_NE(set.error().message.find("/nonexistent/prog"), std::string::npos) << set.error().message;
@@ -142,9 +131,9 @@ TEST_P(EventSetLive, IdsMapBackToRequests) {
   // The ids are the kernel's; ask the first ring's fd (the first probe on cpu 0).
   auto id = event_id(set->rings()[0].fd());
   ASSERT_TRUE(id.ok()) << id.error().message;
-  const ProbeRequest* r = set->find_request(*id);
+  const ProbeCapture* r = set->find_probe(*id);
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->probe_index, 7u);
+  EXPECT_EQ(r->probe, 7u);
   EXPECT_FALSE(r->is_return);
   const perf_event_attr* a = set->find_attr(*id);
   ASSERT_NE(a, nullptr);
@@ -159,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(EventSetBackends, EventSetLive,
                          });
 
 TEST(EventSetTracefsLive, NothingLeftInTracefs) {
-  REQUIRE_LIVE();
+  UPROF_REQUIRE_UPROBES();
   std::string exe = test::fixture("x86_64", "mytest");
   std::string group = tracefs_group_for_this_process();
   auto listed = [&] {
@@ -188,7 +177,7 @@ TEST(EventSetOpen, NoProbesIsAnError) {
 }
 
 TEST(EventSetOpen, MissingPmuDirectory) {
-  std::vector<ProbeRequest> p{ProbeRequest{.path = "/bin/true", .offset = 0x40}};
+  std::vector<ProbeCapture> p{ProbeCapture{.path = "/bin/true", .file_offset = 0x40}};
   auto set = EventSet::open(p, 1, EventSetOptions{.pmu_dir = "/nonexistent/uprobe"});
   ASSERT_FALSE(set.ok());
   EXPECT_NE(set.error().message.find("CONFIG_UPROBES"), std::string::npos);

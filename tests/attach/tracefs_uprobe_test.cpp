@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/test_support.h"
+
 namespace uprof {
 namespace {
 
@@ -50,7 +52,7 @@ bool listed(const std::string& tracefs, const std::string& needle) {
 TEST(EventSetTracefsLive, CreateAndRemove) {
   auto dir = find_tracefs();
   if (!dir.ok()) GTEST_SKIP() << dir.error().message;
-  if (::geteuid() != 0) GTEST_SKIP() << "tracefs uprobes need root";
+  UPROF_REQUIRE_ROOT();
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   TracefsUprobeSpec spec{.group = tracefs_group_for_this_process(),
                          .name = next_tracefs_event_name(), .path = self, .offset = 0};
@@ -69,7 +71,7 @@ TEST(EventSetTracefsLive, CreateAndRemove) {
 TEST(EventSetTracefsLive, BadPathNamesTheErrorLog) {
   auto dir = find_tracefs();
   if (!dir.ok()) GTEST_SKIP() << dir.error().message;
-  if (::geteuid() != 0) GTEST_SKIP() << "tracefs uprobes need root";
+  UPROF_REQUIRE_ROOT();
   auto probe = TracefsUprobe::create(
       *dir, {.group = tracefs_group_for_this_process(), .name = next_tracefs_event_name(),
              .path = "/nonexistent/uprof", .offset = 0x10});

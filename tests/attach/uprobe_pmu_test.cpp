@@ -1,7 +1,6 @@
 #include "uprof/attach/uprobe_pmu.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -128,8 +127,7 @@ TEST(PmuSysfs, BadFilesNameThePath) {
 }
 
 TEST(PmuSysfs, ThisMachine) {
-  struct stat st {};
-  if (::stat(kUprobePmuDir, &st) != 0) GTEST_SKIP() << "no uprobe PMU: " << kUprobePmuDir << " absent";
+  UPROF_REQUIRE_UPROBE_PMU();
   auto pmu = read_uprobe_pmu();
   ASSERT_TRUE(pmu.ok()) << pmu.error().message;
   EXPECT_GT(pmu->type, 5u);  // dynamic PMU types come after the fixed PERF_TYPE_* ones

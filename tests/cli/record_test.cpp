@@ -23,14 +23,11 @@ using test::fixture;
 using test::run;
 using test::uprof_binary;
 
-bool have_pmu() { return std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"); }
-
-#define REQUIRE_UPROBES()                                                                      \
-  if (!have_pmu()) GTEST_SKIP() << "no uprobe PMU (/sys/bus/event_source/devices/uprobe): "    \
-                                   "the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS"; \
-  if (geteuid() != 0) GTEST_SKIP() << "not root: the uprobe PMU needs CAP_SYS_ADMIN"
-
 using Recording = test::LoadedRecording;
+
+// Every test runs on each capture engine.
+class Record : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Engines, Record, UPROF_ENGINES, test::engine_name);
 Recording load(const std::string& path) { return test::load_recording(path); }
 
 // Entry and return counts per probe kind.
@@ -50,11 +47,11 @@ void expect_exact(const Recording& r, uint64_t calls) {
   EXPECT_TRUE(r.problems.empty());
 }
 
-TEST(Record, ExactCountsAndValuesMainThread) {
-  REQUIRE_UPROBES();
+TEST_P(Record, ExactCountsAndValuesMainThread) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
-  auto r = run({uprof_binary(), "record", "-o", out, "-e", "add %di %si $retval", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add %di %si $retval", "--", fixture("x86_64", "workload"),
                 "calls", "20000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "calls 20000\n");
@@ -81,11 +78,11 @@ TEST(Record, ExactCountsAndValuesMainThread) {
   EXPECT_EQ(i, 20000u);
 }
 
-TEST(Record, FourThreadsEveryCallOncePerThreadInOrder) {
-  REQUIRE_UPROBES();
+TEST_P(Record, FourThreadsEveryCallOncePerThreadInOrder) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
-  auto r = run({uprof_binary(), "record", "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
                 "threads", "4", "5000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = load(out);
@@ -104,12 +101,12 @@ TEST(Record, FourThreadsEveryCallOncePerThreadInOrder) {
   for (auto& [tid, n] : next) EXPECT_EQ(n, 5000u) << tid;
 }
 
-TEST(Record, ForkedAndExecdChildrenAreFollowed) {
-  REQUIRE_UPROBES();
+TEST_P(Record, ForkedAndExecdChildrenAreFollowed) {
+  UPROF_REQUIRE_UPROBES();
   for (std::string mode : {"fork", "exec"}) {
     test::TempDir dir;
     std::string out = dir.file("u.data");
-    auto r = run({uprof_binary(), "record", "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), mode, "3000"});
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), mode, "3000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto rec = load(out);
     expect_exact(rec, 6000);
@@ -119,37 +116,37 @@ TEST(Record, ForkedAndExecdChildrenAreFollowed) {
   }
 }
 
-TEST(Record, ExitStatusIsTheWorkloads) {
-  REQUIRE_UPROBES();
+TEST_P(Record, ExitStatusIsTheWorkloads) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
                 "exit", "42"});
   EXPECT_EQ(r.exit_code, 42) << r.err;
   expect_exact(load(dir.file("u.data")), 1);
-  auto missing = run({uprof_binary(), "record", "-o", dir.file("v.data"), "-e", "add", "--", "/nonexistent/prog"});
+  auto missing = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("v.data"), "-e", "add", "--", "/nonexistent/prog"});
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_EQ(missing.err, "uprof: workload: /nonexistent/prog: No such file or directory\n");
 }
 
-TEST(Record, LibraryAndDlopenedLibrary) {
-  REQUIRE_UPROBES();
+TEST_P(Record, LibraryAndDlopenedLibrary) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   // uselib links libfx.so.1; the spec names the library by its short name.
-  auto r = run({uprof_binary(), "record", "-o", dir.file("a.data"), "-e", "libfx:fx_lib_add %di %si $retval", "--",
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("a.data"), "-e", "libfx:fx_lib_add %di %si $retval", "--",
                 fixture("x86_64", "uselib"), "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // fx_lib_twice calls fx_lib_add too: 100 direct + 100 through twice.
   expect_exact(load(dir.file("a.data")), 200);
   // The workload dlopens the library; the probe names it by path.
   std::string lib = fixture("x86_64", "libfx.so.1");
-  auto d = run({uprof_binary(), "record", "-o", dir.file("b.data"), "-e", lib + ":fx_lib_add", "--",
+  auto d = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("b.data"), "-e", lib + ":fx_lib_add", "--",
                 fixture("x86_64", "workload"), "dlopen", lib, "700"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   expect_exact(load(dir.file("b.data")), 700);
 }
 
-TEST(Record, AttachToRunningProcess) {
-  REQUIRE_UPROBES();
+TEST_P(Record, AttachToRunningProcess) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string pidfile = dir.file("pid");
   pid_t child = fork();
@@ -158,7 +155,7 @@ TEST(Record, AttachToRunningProcess) {
     _exit(127);
   }
   for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
-  auto r = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add %di %si", "-p",
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", "add %di %si", "-p",
                 std::to_string(child), "--duration", "1"});
   kill(child, SIGTERM);
   waitpid(child, nullptr, 0);
@@ -183,8 +180,8 @@ TEST(Record, AttachToRunningProcess) {
   }
 }
 
-TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
-  REQUIRE_UPROBES();
+TEST_P(Record, SystemWideSeesEveryProcessRunningTheCode) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   // A private copy (its own inode): other tests running the fixture at the same
   // time must not show up in a system-wide recording.
@@ -192,7 +189,7 @@ TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
   std::filesystem::copy_file(fixture("x86_64", "workload"), bin);
   // -a with a command: every process on the machine, while the command runs. The
   // command starts two unrelated workload processes; both are seen.
-  auto r = run({uprof_binary(), "record", "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
                 bin + " calls 300 && " + bin + " calls 200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = load(dir.file("u.data"));
@@ -208,13 +205,14 @@ TEST(Record, SystemWideSeesEveryProcessRunningTheCode) {
 
 // Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background
 // (quiet) and returns once the workload has written its pid file.
-pid_t start_background_record(const std::string& out, const std::string& mode, const std::string& pidfile) {
+pid_t start_background_record(const std::string& engine, const std::string& out, const std::string& mode,
+                              const std::string& pidfile) {
   pid_t rec_pid = fork();
   if (rec_pid == 0) {
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
-    execl(uprof_binary().c_str(), "uprof", "record", "-o", out.c_str(), "-e", "add", "--",
+    execl(uprof_binary().c_str(), "uprof", "record", "--engine", engine.c_str(), "-o", out.c_str(), "-e", "add", "--",
           fixture("x86_64", "workload").c_str(), mode.c_str(), pidfile.c_str(), (char*)nullptr);
     _exit(127);
   }
@@ -222,12 +220,12 @@ pid_t start_background_record(const std::string& out, const std::string& mode, c
   return rec_pid;
 }
 
-TEST(Record, SigintLeavesAReadableFile) {
-  REQUIRE_UPROBES();
+TEST_P(Record, SigintLeavesAReadableFile) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
   std::string pidfile = dir.file("pid");
-  pid_t rec_pid = start_background_record(out, "loop", pidfile);
+  pid_t rec_pid = start_background_record(GetParam(), out, "loop", pidfile);
   usleep(300 * 1000);
   kill(rec_pid, SIGINT);  // sent to uprof alone: it passes it on to the workload
   int st = 0;
@@ -242,13 +240,13 @@ TEST(Record, SigintLeavesAReadableFile) {
   EXPECT_TRUE(rec.problems.empty());
 }
 
-TEST(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
-  REQUIRE_UPROBES();
+TEST_P(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
   std::string pidfile = dir.file("pid");
   // This workload ignores SIGINT: the first Ctrl-C cannot end it.
-  pid_t rec_pid = start_background_record(out, "stubborn", pidfile);
+  pid_t rec_pid = start_background_record(GetParam(), out, "stubborn", pidfile);
   usleep(200 * 1000);
   kill(rec_pid, SIGINT);
   usleep(300 * 1000);

@@ -18,11 +18,6 @@ using test::run;
 using test::run_shell;
 using test::uprof_binary;
 
-#define REQUIRE_UPROBES()                                                                                     \
-  if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))                                 \
-    GTEST_SKIP() << "no uprobe PMU: the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS";               \
-  if (geteuid() != 0) GTEST_SKIP() << "not root: the uprobe PMU needs CAP_SYS_ADMIN"
-
 // Evaluates a Python expression over the JSON document in `json_file` (bound to d).
 std::string py(const std::string& json_file, const std::string& expr) {
   std::string script = json_file + ".py";
@@ -33,10 +28,11 @@ std::string py(const std::string& json_file, const std::string& expr) {
   return r.out;
 }
 
-class Recorded : public ::testing::Test {
+// Every test records on each capture engine.
+class Recorded : public ::testing::TestWithParam<std::string> {
  protected:
   void record(const std::vector<std::string>& args) {
-    std::vector<std::string> a{uprof_binary(), "record", "-o", data()};
+    std::vector<std::string> a{uprof_binary(), "record", "--engine", GetParam(), "-o", data()};
     a.insert(a.end(), args.begin(), args.end());
     auto r = run(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -49,8 +45,10 @@ class Recorded : public ::testing::Test {
   test::TempDir dir_;
 };
 
-TEST_F(Recorded, TwoModeLatencyPercentilesAndHistogram) {
-  REQUIRE_UPROBES();
+INSTANTIATE_TEST_SUITE_P(Engines, Recorded, UPROF_ENGINES, test::engine_name);
+
+TEST_P(Recorded, TwoModeLatencyPercentilesAndHistogram) {
+  UPROF_REQUIRE_UPROBES();
   // slow_add sleeps 1 ms three times out of four and 10 ms otherwise.
   record({"-e", "slow_add", "--", fixture("x86_64", "workload"), "sleep", "1", "40"});
   auto j = run({uprof_binary(), "report", data(), "--format", "json"});
@@ -95,8 +93,8 @@ TEST_F(Recorded, TwoModeLatencyPercentilesAndHistogram) {
   EXPECT_TRUE(std::regex_search(lin.out, std::regex(R"(\[(10\.0ms, 15\.0ms|15\.0ms, 20\.0ms)\) +[1-9][0-9]* )"))) << lin.out;
 }
 
-TEST_F(Recorded, ValuesScriptTimelineAndCsv) {
-  REQUIRE_UPROBES();
+TEST_P(Recorded, ValuesScriptTimelineAndCsv) {
+  UPROF_REQUIRE_UPROBES();
   record({"-e", "add %di %si $retval", "--", fixture("x86_64", "workload"), "calls", "500"});
   // The script shows every call, one line each, with its values, its return
   // value and its duration.
@@ -136,8 +134,8 @@ TEST_F(Recorded, ValuesScriptTimelineAndCsv) {
   EXPECT_EQ(badsort.exit_code, 2);
 }
 
-TEST_F(Recorded, CutShortFileStillReports) {
-  REQUIRE_UPROBES();
+TEST_P(Recorded, CutShortFileStillReports) {
+  UPROF_REQUIRE_UPROBES();
   record({"-e", "add", "-m", "1", "--", fixture("x86_64", "workload"), "calls", "30000"});
   auto size = std::filesystem::file_size(data());
   std::filesystem::resize_file(data(), size * 2 / 3);

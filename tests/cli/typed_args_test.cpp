@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "support/test_support.h"
-#include "uprof/attach/probe_plan.h"
+#include "uprof/record/probe_table.h"
 #include "uprof/drain/sample_values.h"
 #include "uprof/resolve/resolver.h"
 #include "uprof/resolve/typed_values.h"
@@ -24,10 +24,6 @@ namespace {
 using test::fixture;
 using test::run;
 using test::uprof_binary;
-
-#define REQUIRE_UPROBES()                                                                                     \
-  if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))                                 \
-    GTEST_SKIP() << "no uprobe PMU (/sys/bus/event_source/devices/uprobe): the kernel needs CONFIG_UPROBE_EVENTS";
 
 // `uprof script` lines without their time/comm/pid prefix and duration:
 // "f1(a1=5) = 6".
@@ -67,11 +63,12 @@ const std::vector<std::string> kExpected = {
     "f_clobber(a=5, b=9) = 19",
 };
 
-class TypedArgs : public ::testing::TestWithParam<const char*> {
+// Each fixture build (-O0, -O2) on each capture engine.
+class TypedArgs : public ::testing::TestWithParam<std::tuple<const char*, std::string>> {
  protected:
   std::vector<std::string> record_and_script(const std::vector<std::string>& specs, const std::string& bin,
                                              std::string* err = nullptr) {
-    std::vector<std::string> a{uprof_binary(), "record", "-o", dir_.file("u.data")};
+    std::vector<std::string> a{uprof_binary(), "record", "--engine", engine(), "-o", dir_.file("u.data")};
     for (const auto& s : specs) a.insert(a.end(), {"-e", s});
     a.push_back(bin);
     auto r = run(a);
@@ -81,31 +78,33 @@ class TypedArgs : public ::testing::TestWithParam<const char*> {
     EXPECT_EQ(s.exit_code, 0) << s.err;
     return calls(s.out);
   }
+  static const char* opt() { return std::get<0>(GetParam()); }
+  static const std::string& engine() { return std::get<1>(GetParam()); }
   test::TempDir dir_;
 };
 
 TEST_P(TypedArgs, EveryParameterAndTheReturnValueByDefault) {
-  REQUIRE_UPROBES();
-  const std::string bin = fixture("x86_64", std::string("args_") + GetParam());
+  UPROF_REQUIRE_UPROBES();
+  const std::string bin = fixture("x86_64", std::string("args_") + opt());
   std::string err;
   auto lines = record_and_script({"f*", "add", "scale*"}, bin, &err);
   for (const auto& want : kExpected) EXPECT_TRUE(has(lines, want)) << want << "\nin:\n" << ::testing::PrintToString(lines);
   // The constant k == 3 at -O2 (scale.constprop.0) is DWARF's constant, at -O0 a register.
   bool scaled = has(lines, "scale(x=5, k=3) = 20") || has(lines, "scale.constprop.0(x=5, k=3) = 20");
   EXPECT_TRUE(scaled) << ::testing::PrintToString(lines);
-  if (std::string(GetParam()) == "O2") {
+  if (std::string(opt()) == "O2") {
     EXPECT_NE(err.find("a compiler clone"), std::string::npos) << err;
   }
 }
 
 TEST_P(TypedArgs, ByNameOnlyAndNone) {
-  REQUIRE_UPROBES();
-  const std::string bin = fixture("x86_64", std::string("args_") + GetParam());
+  UPROF_REQUIRE_UPROBES();
+  const std::string bin = fixture("x86_64", std::string("args_") + opt());
   EXPECT_TRUE(has(record_and_script({"add(b)"}, bin), "add(b=2) = 7"));
   EXPECT_TRUE(has(record_and_script({"add b"}, bin), "add(b=2) = 7"));
   EXPECT_TRUE(has(record_and_script({"f_pair $params"}, bin), "f_pair(p={x=5, y=-5})"));
   EXPECT_TRUE(has(record_and_script({"add()"}, bin), "add() = 7"));
-  std::vector<std::string> a{uprof_binary(), "record", "--no-args", "-o", dir_.file("n.data"), "-e", "add", bin};
+  std::vector<std::string> a{uprof_binary(), "record", "--engine", engine(), "--no-args", "-o", dir_.file("n.data"), "-e", "add", bin};
   ASSERT_EQ(run(a).exit_code, 0);
   EXPECT_TRUE(has(calls(run({uprof_binary(), "script", dir_.file("n.data")}).out), "add()"));
   // Raw registers still mean exactly those registers.
@@ -113,9 +112,9 @@ TEST_P(TypedArgs, ByNameOnlyAndNone) {
 }
 
 TEST_P(TypedArgs, JsonLinesCarryTypedValues) {
-  REQUIRE_UPROBES();
-  const std::string bin = fixture("x86_64", std::string("args_") + GetParam());
-  ASSERT_EQ(run({uprof_binary(), "record", "-o", dir_.file("j.data"), "-e", "f_enum", "-e", "f_bool_char", bin}).exit_code, 0);
+  UPROF_REQUIRE_UPROBES();
+  const std::string bin = fixture("x86_64", std::string("args_") + opt());
+  ASSERT_EQ(run({uprof_binary(), "record", "--engine", engine(), "-o", dir_.file("j.data"), "-e", "f_enum", "-e", "f_bool_char", bin}).exit_code, 0);
   auto j = run({uprof_binary(), "script", dir_.file("j.data"), "--format", "json"});
   EXPECT_NE(j.out.find(R"("values":{"c":"BLUE"})"), std::string::npos) << j.out;
   EXPECT_NE(j.out.find(R"("b":true,"c":"'A'","sc":"-3","uc":"200")"), std::string::npos) << j.out;
@@ -124,8 +123,8 @@ TEST_P(TypedArgs, JsonLinesCarryTypedValues) {
 // C++: a method's `this`, a class with a copy constructor passed by invisible
 // reference (its member read through the address), a reference parameter.
 TEST_P(TypedArgs, CxxMethodThisAndByReference) {
-  REQUIRE_UPROBES();
-  const std::string bin = fixture("x86_64", std::string("args_cpp_") + GetParam());
+  UPROF_REQUIRE_UPROBES();
+  const std::string bin = fixture("x86_64", std::string("args_cpp_") + opt());
   auto lines = record_and_script({"shapes::*"}, bin);
   auto matches = [&](const std::string& re) {
     return std::any_of(lines.begin(), lines.end(), [&](auto& l) { return std::regex_match(l, std::regex(re)); });
@@ -135,7 +134,11 @@ TEST_P(TypedArgs, CxxMethodThisAndByReference) {
   EXPECT_TRUE(matches(R"(shapes::by_ref\(r=0x[0-9a-f]+, k=4\) = 20)")) << ::testing::PrintToString(lines);
 }
 
-INSTANTIATE_TEST_SUITE_P(Opt, TypedArgs, ::testing::Values("O0", "O2"));
+std::string opt_engine_name(const ::testing::TestParamInfo<std::tuple<const char*, std::string>>& p) {
+  return std::string(std::get<0>(p.param)) + "_" + std::get<1>(p.param);
+}
+INSTANTIATE_TEST_SUITE_P(OptEngine, TypedArgs, ::testing::Combine(::testing::Values("O0", "O2"), UPROF_ENGINES),
+                         opt_engine_name);
 
 TEST(TypedArgsErrors, UnknownParameterAndNoDwarf) {
   const std::string bin = fixture("x86_64", "args_O2");
@@ -149,7 +152,7 @@ TEST(TypedArgsErrors, UnknownParameterAndNoDwarf) {
   auto s = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add(a)", nodebug});
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.err.find("no DWARF describes add"), std::string::npos) << s.err;
-  if (std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type")) {
+  if (test::have_uprobe_pmu() && test::is_root()) {
     auto d = run({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", nodebug});
     EXPECT_EQ(d.exit_code, 0) << d.err;
     EXPECT_NE(d.err.find("add: no DWARF for it"), std::string::npos) << d.err;
@@ -187,9 +190,9 @@ TEST(TypedArgsArm64, HandBuiltSamplesReportOnThisHost) {
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->probes.size(), 8u);
   // f10 needs x0-x7 and 16 bytes of stack; f_big's [x0] needs a stack window.
-  EXPECT_EQ(plan->content[0].regs_mask, 0xffu | (uint64_t{1} << 31));
-  EXPECT_EQ(plan->content[0].stack_bytes, 16u);
-  EXPECT_GE(plan->content[4].stack_bytes, 64u);
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, 0xffu | (uint64_t{1} << 31));
+  EXPECT_EQ(plan->capture.probes[0].reads.stack_bytes, 16u);
+  EXPECT_GE(plan->capture.probes[4].reads.stack_bytes, 64u);
 
   const uint64_t sp = 0x7ffffff000;
   auto sample = [&](std::vector<std::pair<int, uint64_t>> regs, std::vector<uint64_t> stack_words) {

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "drain/fake_ring.h"
+#include "attach/fake_ring.h"
 #include "drain/record_builder.h"
 #include "uprof/drain/record_decoder.h"
 

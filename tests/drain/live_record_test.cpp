@@ -16,12 +16,12 @@ using test::LiveRun;
 
 constexpr uint32_t kEntry = 0, kReturn = 1;
 
-std::vector<ProbeRequest> add_probes(const std::string& path, uint64_t offset) {
+std::vector<ProbeCapture> add_probes(const std::string& path, uint64_t offset) {
   test::CallRegs cr = test::host_call_regs();
-  return {ProbeRequest{.path = path, .offset = offset, .is_return = false,
-                       .content = SampleContent{.regs_mask = cr.args_mask()}, .probe_index = kEntry},
-          ProbeRequest{.path = path, .offset = offset, .is_return = true,
-                       .content = SampleContent{.regs_mask = cr.ret_mask()}, .probe_index = kReturn}};
+  return {ProbeCapture{.probe = kEntry, .path = path, .file_offset = offset, .is_return = false,
+                       .reads = ProbeReads{.regs_mask = cr.args_mask()}},
+          ProbeCapture{.probe = kReturn, .path = path, .file_offset = offset, .is_return = true,
+                       .reads = ProbeReads{.regs_mask = cr.ret_mask()}}};
 }
 
 // Every hit's time inside the run, and no two hits of one probe at the same time
@@ -73,8 +73,7 @@ void check_mytest(const LiveRun& run, long n) {
 class RecordLive : public ::testing::TestWithParam<ProbeBackend> {
  protected:
   void SetUp() override {
-    UPROF_REQUIRE_UPROBE_PMU();
-    if (::geteuid() != 0) GTEST_SKIP() << "uprobes need CAP_SYS_ADMIN";
+    UPROF_REQUIRE_UPROBES();
   }
 };
 
@@ -141,13 +140,11 @@ TEST_P(RecordLive, UserStackHoldsTheReturnAddress) {
   auto off = test::function_offset(exe, "add");
   ASSERT_TRUE(off.ok()) << off.error().message;
   test::CallRegs cr = test::host_call_regs();
-  std::vector<ProbeRequest> probes{
-      ProbeRequest{.path = exe, .offset = *off, .is_return = false,
-                   .content = SampleContent{.regs_mask = cr.args_mask(), .stack_bytes = 16},
-                   .probe_index = kEntry},
-      ProbeRequest{.path = exe, .offset = *off, .is_return = true,
-                   .content = SampleContent{.regs_mask = cr.ret_mask() | (1ull << cr.ip)},
-                   .probe_index = kReturn}};
+  std::vector<ProbeCapture> probes{
+      ProbeCapture{.probe = kEntry, .path = exe, .file_offset = *off, .is_return = false,
+                   .reads = ProbeReads{.regs_mask = cr.args_mask(), .stack_bytes = 16}},
+      ProbeCapture{.probe = kReturn, .path = exe, .file_offset = *off, .is_return = true,
+                   .reads = ProbeReads{.regs_mask = cr.ret_mask() | (1ull << cr.ip)}}};
   auto run = test::record_live({exe, "1000"}, probes, EventSetOptions{.backend = GetParam()});
   ASSERT_TRUE(run.ok()) << run.error().message;
   check_mytest(*run, 1000);
@@ -170,8 +167,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, RecordLive,
 class FanoutLive : public ::testing::Test {
  protected:
   void SetUp() override {
-    UPROF_REQUIRE_UPROBE_PMU();
-    if (::geteuid() != 0) GTEST_SKIP() << "uprobes need CAP_SYS_ADMIN";
+    UPROF_REQUIRE_UPROBES();
     exe_ = test::fixture("x86_64", "fanout");
     auto off = test::function_offset(exe_, "add");
     ASSERT_TRUE(off.ok()) << off.error().message;

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <elf.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
@@ -19,28 +18,12 @@
 #include "uprof/attach/event_set.h"
 #include "uprof/attach/workload.h"
 #include "uprof/drain/drain_loop.h"
-#include "uprof/drain/record_decoder.h"
+#include "uprof/engine/perf_records.h"
+#include "uprof/util/clock.h"
 #include "uprof/resolve/elf_file.h"
 #include "uprof/resolve/offset.h"
 
 namespace uprof::test {
-
-inline bool have_uprobe_pmu() {
-  struct stat st {};
-  return ::stat(kUprobePmuDir, &st) == 0;
-}
-
-#define UPROF_REQUIRE_UPROBE_PMU()                                                    \
-  do {                                                                                \
-    if (!::uprof::test::have_uprobe_pmu())                                            \
-      GTEST_SKIP() << "no uprobe PMU: " << ::uprof::kUprobePmuDir << " is absent";    \
-  } while (0)
-
-inline uint64_t monotonic_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // File offset of function `name` in `path`, by the PT_LOAD formula.
 inline Result<uint64_t> function_offset(const std::string& path, const std::string& name) {
@@ -100,39 +83,71 @@ struct LiveRun {
   }
 };
 
-// Runs `argv` under the probes and drains until it exits (or 120 s pass).
+// The value slots a live test reads back as a Hit: the host's first two argument
+// registers, its return and instruction pointer registers (each when `reads` samples
+// it), and the first stack word (when it copies the stack).
+inline std::vector<ValueSpec> hit_slots(const ProbeReads& reads) {
+  const CallRegs cr = host_call_regs();
+  std::vector<ValueSpec> slots;
+  for (unsigned reg : {cr.arg0, cr.arg1, cr.ret, cr.ip})
+    if (reads.regs_mask & (1ull << reg))
+      slots.push_back(ValueSpec{.name = "r" + std::to_string(reg), .source = ValueSource::Register,
+                                .reg = static_cast<uint16_t>(reg)});
+  if (reads.stack_bytes >= 8) slots.push_back(ValueSpec{.name = "$stack0", .source = ValueSource::Stack});
+  return slots;
+}
+
+// An Event of a probe with hit_slots() -> a Hit.
+inline Hit hit_of(const Event& e, const std::vector<ValueSpec>& slots) {
+  const CallRegs cr = host_call_regs();
+  Hit hit{.time = e.time, .pid = e.pid, .tid = e.tid};
+  for (std::size_t i = 0; i < slots.size() && i < e.nvalues; i++) {
+    if (e.missing & (1u << i)) continue;
+    const ValueSpec& v = slots[i];
+    uint64_t x = e.values[i];
+    if (v.source == ValueSource::Stack) hit.stack0 = x;
+    else if (v.reg == cr.arg0) hit.arg0 = x;
+    else if (v.reg == cr.arg1) hit.arg1 = x;
+    else if (v.reg == cr.ret) hit.ret = x;
+    else if (v.reg == cr.ip) hit.ip = x;
+  }
+  return hit;
+}
+
+// Runs `argv` under the probes and drains until it exits (or 120 s pass). Records
+// become Events through the engine's own converter (engine/perf_records.h).
 inline Result<LiveRun> record_live(const std::vector<std::string>& argv,
-                                   const std::vector<ProbeRequest>& probes,
+                                   const std::vector<ProbeCapture>& probes,
                                    EventSetOptions options = {}) {
   LiveRun run;
+  // The converter's plan: one entry per probe index the test uses, each with the
+  // slots a Hit is read from.
+  CapturePlan plan{.arch = host_arch(), .probes = {}};
+  for (const ProbeCapture& p : probes) {
+    if (p.probe >= plan.probes.size()) plan.probes.resize(p.probe + 1);
+    plan.probes[p.probe] = p;
+    plan.probes[p.probe].values = hit_slots(p.reads);
+  }
   UPROF_ASSIGN(Workload w, Workload::spawn(argv));
   UPROF_ASSIGN(EventSet set, EventSet::open(probes, w.pid(), options));
   run.rings = set.rings().size();
   run.events = set.event_count();
-  const ArchInfo& arch = arch_info(host_arch());
-  const CallRegs cr = host_call_regs();
+  PerfRecordConverter converter(plan);
+  for (const auto& ident : set.identities())
+    converter.add_id(ident.id, ident.probe ? std::optional<uint32_t>(ident.probe->probe) : std::nullopt, *ident.attr);
   auto on_record = [&](std::size_t, std::span<const std::byte> rec) -> Status {
-    UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
-    const perf_event_attr* attr = id ? set.find_attr(*id) : nullptr;
-    const ProbeRequest* req = id ? set.find_request(*id) : nullptr;
-    UPROF_ASSIGN(perf_event_header h, decode_header(rec));
-    if (!attr || !req) {
+    auto e = converter.convert(rec);
+    if (!e) {
       ++run.unknown_ids;
       return ok();
     }
-    UPROF_ASSIGN(DecodedRecord d, decode_record(rec, sample_format(*attr, arch)));
-    if (auto* s = std::get_if<Sample>(&d)) {
-      Hit hit{.time = s->time, .pid = s->pid, .tid = s->tid};
-      hit.arg0 = s->reg(cr.arg0).value_or(Hit::kNone);
-      hit.arg1 = s->reg(cr.arg1).value_or(Hit::kNone);
-      hit.ret = s->reg(cr.ret).value_or(Hit::kNone);
-      hit.ip = s->reg(cr.ip).value_or(Hit::kNone);
-      if (s->valid_stack().size() >= 8) std::memcpy(&hit.stack0, s->valid_stack().data(), 8);
-      run.hits[req->probe_index].push_back(hit);
-    } else if (auto* l = std::get_if<LostRecord>(&d)) {
-      run.lost += l->lost;
+    if (!*e) {
+      ++run.other_records;
+    } else if ((*e)->kind == EventKind::Sample) {
+      run.hits[(*e)->probe].push_back(hit_of(**e, plan.probes[(*e)->probe].values));
+    } else if ((*e)->kind == EventKind::Lost) {
+      run.lost += (*e)->lost;
     } else {
-      (void)h;
       ++run.other_records;
     }
     return ok();
@@ -147,10 +162,10 @@ inline Result<LiveRun> record_live(const std::vector<std::string>& argv,
                                         on_record, [&] { return set.disable(); }));
   run.ended_ns = monotonic_ns();
   UPROF_ASSIGN(run.exit_status, w.wait());
-  UPROF_ASSIGN(std::vector<ProbeHits> counts, set.counts());
-  for (const ProbeHits& c : counts) {
-    run.kernel_counts[c.probe_index] = c.hits;
-    if (c.lost) run.kernel_lost[c.probe_index] = *c.lost;
+  UPROF_ASSIGN(std::vector<KernelCounts> counts, set.counts());
+  for (const KernelCounts& c : counts) {
+    run.kernel_counts[c.probe] = c.hits;
+    if (c.lost) run.kernel_lost[c.probe] = *c.lost;
   }
   return run;
 }

@@ -1,3 +1,4 @@
+// The perf engine's tracefs probes (bpf_engine_test.cpp checks the BPF engine's objects).
 // Nothing of uprof stays installed in tracefs after it exits, however it exits:
 // normally, on an error after its probes were added, on Ctrl-C, and (through the
 // next record) after a SIGKILL (kill_test.cpp). Stale groups still in use are
@@ -17,18 +18,18 @@ using test::fixture;
 using test::uprof_binary;
 
 TEST(NothingLeftInstalled, NormalExit) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
+  auto r = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
                       fixture("x86_64", "workload"), "calls", "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
 }
 
 TEST(NothingLeftInstalled, SpecErrorAfterAGoodSpec) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "-e", "no_such_function",
+  auto r = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "-e", "no_such_function",
                       "--", fixture("x86_64", "workload"), "calls", "100"});
   EXPECT_EQ(r.exit_code, 1);
   auto lines = error_lines(r.err);
@@ -41,13 +42,13 @@ TEST(NothingLeftInstalled, SpecErrorAfterAGoodSpec) {
 // The probes are in tracefs when the open-file limit stops uprof (it is checked
 // after they are defined, before the perf events are opened): they go with it.
 TEST(NothingLeftInstalled, ErrorAfterProbesWereAdded) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   Child::Options low_nofile{.in_child = [] {
     rlimit rl{.rlim_cur = 40, .rlim_max = 40};
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }};
-  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
+  auto r = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
                       fixture("x86_64", "workload"), "calls", "100"},
                      low_nofile);
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -57,10 +58,10 @@ TEST(NothingLeftInstalled, ErrorAfterProbesWereAdded) {
 }
 
 TEST(NothingLeftInstalled, CtrlC) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string pidfile = dir.file("pid");
-  Child rec({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+  Child rec({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
              "loop", pidfile});
   ASSERT_TRUE(test::wait_for_file(pidfile));
   EXPECT_EQ(tracefs_lines_of(rec.pid()).size(), 2u) << "add's entry and return, while recording";
@@ -75,7 +76,7 @@ TEST(NothingLeftInstalled, CtrlC) {
 // a message; one that nobody uses goes. Both are made here by hand, as a killed
 // uprof would have left them.
 TEST(StaleGroups, BusyProbeIsLeftWithAMessageIdleOneIsRemoved) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   auto tracefs = find_tracefs();
   ASSERT_TRUE(tracefs) << tracefs.error().message;
   pid_t busy_pid = dead_pid(), idle_pid = dead_pid();
@@ -101,7 +102,7 @@ TEST(StaleGroups, BusyProbeIsLeftWithAMessageIdleOneIsRemoved) {
   ASSERT_TRUE(fd.valid()) << std::strerror(errno);
 
   test::TempDir dir;
-  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", bin, "calls", "10"});
+  auto r = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "--", bin, "calls", "10"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // (The idle group's removal is announced by whichever uprof gets there first:
   // another test's may run at the same time. Gone it must be.)

@@ -1,3 +1,4 @@
+// The perf engine killed (bpf_engine_test.cpp kills the BPF engine).
 // uprof killed with SIGKILL while it records: it can clean nothing up. What the
 // user checks: the traced program runs on and finishes with its own output, the
 // data file reports what was recorded up to the kill, and the tracefs probes it
@@ -30,12 +31,12 @@ struct SubreaperScope {
 };
 
 TEST(Sigkill, WorkloadRunsOnFileReportsNextRecordRemovesTheLeftovers) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   SubreaperScope reaper;
   test::TempDir dir;
   std::string out = dir.file("u.data");
   // 40 calls of slow_add, 30 sleeping 10 ms and 10 sleeping 100 ms: about 1.3 s.
-  Child rec({uprof_binary(), "record", "-o", out, "-e", "slow_add %di", "--", fixture("x86_64", "workload"), "sleep",
+  Child rec({uprof_binary(), "record", "--engine", "perf", "-o", out, "-e", "slow_add %di", "--", fixture("x86_64", "workload"), "sleep",
              "10", "40"});
   pid_t workload = -1;
   for (int i = 0; i < 300 && workload < 0; i++) {
@@ -83,7 +84,7 @@ TEST(Sigkill, WorkloadRunsOnFileReportsNextRecordRemovesTheLeftovers) {
   // SIGKILL left uprof's tracefs group behind; the next record removes it.
   // (Still there unless a uprof of a test running beside this one removed them.)
   EXPECT_LE(tracefs_lines_of(rec.pid()).size(), 2u);  // slow_add's entry and return
-  auto next = run_child({uprof_binary(), "record", "-o", dir.file("v.data"), "-e", "add", "--",
+  auto next = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("v.data"), "-e", "add", "--",
                          fixture("x86_64", "workload"), "calls", "10"});
   EXPECT_EQ(next.exit_code, 0) << next.err;
   // It says so, unless a uprof of a test running beside this one got there first.
@@ -96,10 +97,10 @@ TEST(Sigkill, WorkloadRunsOnFileReportsNextRecordRemovesTheLeftovers) {
 
 // `uprof probe --cleanup` does the same without recording anything.
 TEST(Sigkill, ProbeCleanupRemovesTheLeftovers) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string pidfile = dir.file("pid");
-  Child rec({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+  Child rec({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
              "loop", pidfile});
   ASSERT_TRUE(test::wait_for_file(pidfile));
   ::kill(rec.pid(), SIGKILL);

@@ -28,11 +28,6 @@
 
 namespace uprof::robust {
 
-#define REQUIRE_ROOT_AND_UPROBES()                                                                 \
-  if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))                      \
-    GTEST_SKIP() << "no uprobe PMU: the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS";    \
-  if (geteuid() != 0) GTEST_SKIP() << "not root: uprobes need CAP_SYS_ADMIN"
-
 inline std::string slurp_file(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream os;

@@ -19,15 +19,17 @@ std::string the_error_line(const Finished& r) {
   return lines.empty() ? "" : lines.front();
 }
 
+// The perf engine opens one event per probe per CPU (the BPF engine one per probe,
+// which 40 files hold).
 TEST(SystemErrors, TooManyOpenFilesSaysHowManyAreNeeded) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   Child::Options low{.in_child = [] {
     rlimit rl{.rlim_cur = 40, .rlim_max = 40};
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }};
-  auto r = run_child({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "-e", "slow_add", "--",
-                      fixture("x86_64", "workload"), "calls", "10"},
+  auto r = run_child({uprof_binary(), "record", "--engine", "perf", "-o", dir.file("u.data"), "-e", "add", "-e",
+                      "slow_add", "--", fixture("x86_64", "workload"), "calls", "10"},
                      low);
   EXPECT_EQ(r.exit_code, 1);
   std::string line = the_error_line(r);
@@ -48,7 +50,7 @@ TEST(SystemErrors, TooManyOpenFilesSaysHowManyAreNeeded) {
 // file holds every whole section written before. (An event block is up to 64 KiB:
 // the tmpfs holds a few, however the drain passes happen to cut them.)
 TEST(SystemErrors, DiskFullWhileRecordingKeepsWhatWasWritten) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string mnt = dir.file("small");
   std::filesystem::create_directory(mnt);
@@ -79,7 +81,7 @@ TEST(SystemErrors, DiskFullWhileRecordingKeepsWhatWasWritten) {
 }
 
 TEST(SystemErrors, DevFull) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   auto r = run_child({uprof_binary(), "record", "-o", "/dev/full", "-e", "add", "--", fixture("x86_64", "workload"),
                       "calls", "10"});
   EXPECT_EQ(r.exit_code, 1);
@@ -90,7 +92,7 @@ TEST(SystemErrors, DevFull) {
 
 // As user nobody, both backends say that root is needed.
 TEST(SystemErrors, NotRootSaysRootIsNeeded) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   for (std::string backend : {"tracefs", "pmu"}) {
     auto r = run_child({"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", uprof_binary(),
@@ -149,7 +151,7 @@ TEST(SystemErrors, WorkloadThatCannotBeExecuted) {
 }
 
 TEST(SystemErrors, WorkloadKilledBySignal) {
-  REQUIRE_ROOT_AND_UPROBES();
+  UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   Child::Options no_core{.in_child = [] {
     rlimit rl{.rlim_cur = 0, .rlim_max = 0};

@@ -91,12 +91,12 @@ TEST(ProbeSpec, Values) {
   auto s = parse_probe_spec("add %di   %si");
   ASSERT_TRUE(s);
   ASSERT_EQ(s->values.size(), 2u);
-  EXPECT_EQ(s->values[0], "%di");
-  EXPECT_EQ(s->values[1], "%si");
+  EXPECT_EQ(s->values[0].text, "%di");
+  EXPECT_EQ(s->values[1].text, "%si");
   auto r = parse_probe_spec("add%return $retval");
   ASSERT_TRUE(r);
   EXPECT_TRUE(r->is_return);
-  EXPECT_EQ(r->values.at(0), "$retval");
+  EXPECT_EQ(r->values.at(0).text, "$retval");
 }
 
 TEST(ProbeSpec, ErrorsPointAtTheCharacter) {

@@ -249,6 +249,35 @@ TEST(DataFile, DamagedTidAndPidDeltaWrapInsteadOfOverflowing) {
   EXPECT_EQ(back[0].values[1], static_cast<uint64_t>(-7));
 }
 
+// A damaged event in a block whose CRC is right (a bug in a writer, not the disk): the
+// events before it are read, and the problem names the byte of the file and of the payload.
+TEST(DataFile, DamagedEventNamesItsFileByte) {
+  test::TempDir dir;
+  std::string p;
+  put_varint(p, 1000);  // base time
+  put_varint(p, 2);     // two events, the second cut inside its values
+  for (int i = 0; i < 2; i++) {
+    p.push_back(static_cast<char>(EventKind::Sample));
+    put_varint(p, zigzag(10));
+    put_varint(p, 1);  // probe 1: one value
+    put_varint(p, 41);
+    put_varint(p, zigzag(-1));
+    if (i == 0) put_varint(p, zigzag(5));
+  }
+  write_with_events_payload(dir.file("u.data"), p);
+  const uint64_t payload_at = std::filesystem::file_size(dir.file("u.data")) - p.size();
+  auto r = DataFileReader::open(dir.file("u.data"));
+  ASSERT_TRUE(r) << r.error().message;
+  auto back = read_all(*r);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].time, 1010u);
+  EXPECT_EQ(back[0].values[0], 5u);
+  ASSERT_EQ(r->problems().size(), 2u);  // the damage, then no trailer
+  EXPECT_EQ(r->problems()[0], "byte " + std::to_string(payload_at + p.size()) + ": EVENTS at payload byte " +
+                                  std::to_string(p.size()) + ": truncated sample values; the rest of that block "
+                                  "was skipped");
+}
+
 // META's per-probe costs: a file without them reads as "unknown" (empty), and a list
 // that is not numbers is an error naming the section and byte, not a silent 0.
 TEST(DataFile, PerProbeCostsInMeta) {

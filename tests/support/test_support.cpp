@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,13 @@ bool wait_for_file(const std::string& path, double seconds) {
   for (int i = 0; i < static_cast<int>(seconds * 100) && !std::filesystem::exists(path); i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return std::filesystem::exists(path);
+}
+
+bool is_root() { return ::geteuid() == 0; }
+
+bool have_uprobe_pmu() {
+  struct stat st {};
+  return ::stat(kUprobePmuDir, &st) == 0;
 }
 
 }  // namespace uprof::test

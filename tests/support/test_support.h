@@ -1,12 +1,16 @@
 // Helpers shared by the tests: where the fixtures are, running a command and
-// capturing its output, and a temporary directory removed at scope exit.
+// capturing its output, a temporary directory removed at scope exit, and the skips
+// of the live tests.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "uprof/store/recording.h"
+#include "uprof/attach/uprobe_pmu.h"
+#include "uprof/model/recording.h"
 
 namespace uprof::test {
 
@@ -51,4 +55,33 @@ LoadedRecording load_recording(const std::string& path);
 // Waits up to `seconds` for a file to appear (a workload's pid file).
 bool wait_for_file(const std::string& path, double seconds = 5);
 
+// What a live test (real uprobes on real programs) needs of this machine.
+bool is_root();
+bool have_uprobe_pmu();  // the kernel's uprobe PMU, kUprobePmuDir (reading it needs no root)
+
+// The capture engines each live record test runs on (uprof record --engine NAME):
+//   INSTANTIATE_TEST_SUITE_P(Engines, Record, UPROF_ENGINES, test::engine_name);
+#define UPROF_ENGINES ::testing::Values(std::string("bpf"), std::string("perf"))
+inline std::string engine_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
 }  // namespace uprof::test
+
+// A live test starts with one of these; each skips it saying what is missing.
+//   UPROF_REQUIRE_ROOT()        uprobes, by the PMU or by tracefs, need CAP_SYS_ADMIN
+//   UPROF_REQUIRE_UPROBE_PMU()  the kernel has the uprobe PMU
+//   UPROF_REQUIRE_UPROBES()     both: the PMU, and root to open its events
+#define UPROF_REQUIRE_ROOT()                                                                     \
+  do {                                                                                           \
+    if (!::uprof::test::is_root()) GTEST_SKIP() << "needs root: uprobes need CAP_SYS_ADMIN";    \
+  } while (0)
+#define UPROF_REQUIRE_UPROBE_PMU()                                                               \
+  do {                                                                                           \
+    if (!::uprof::test::have_uprobe_pmu())                                                       \
+      GTEST_SKIP() << "uprobe PMU absent at " << ::uprof::kUprobePmuDir                         \
+                   << ": the kernel needs CONFIG_UPROBES and CONFIG_UPROBE_EVENTS";              \
+  } while (0)
+#define UPROF_REQUIRE_UPROBES() \
+  do {                          \
+    UPROF_REQUIRE_UPROBE_PMU(); \
+    UPROF_REQUIRE_ROOT();       \
+  } while (0)

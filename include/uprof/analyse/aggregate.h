@@ -1,13 +1,8 @@
-// What `uprof report` shows, accumulated from the pairer's output as it streams:
-// per function (optionally per process, per thread, and per value of one captured
+// What `uprof report` shows, accumulated from the read-side loop's output as it
+// streams (EventLoop: the filters have been applied, see event_loop.h): per
+// function (optionally per process, per thread, and per value of one captured
 // value, `--by ARG`): calls, latency statistics, unmatched entries by reason, and
 // for each captured value its most frequent values and its min/max.
-//
-// Filters (pid, tid, comm, function, time window) apply to what is aggregated, not
-// to what is paired: the pairer must see every event, or a call that straddles
-// --since would turn into a ReturnWithoutEntry and its caller's depth would be off.
-// A call belongs to the window when it was entered in it; an unmatched entry or a
-// hit when its probe fired in it.
 //
 // Memory: one GroupStats per group, whose size depends on the range of latencies
 // and the number of captured values, never on the number of calls. --by ARG over
@@ -21,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "uprof/analyse/event_filter.h"
+#include "uprof/analyse/event_loop.h"
 #include "uprof/analyse/flat_index.h"
 #include "uprof/analyse/latency_histogram.h"
 #include "uprof/analyse/pairing.h"
@@ -48,19 +45,10 @@ struct ValueStats {
 
 enum class GroupBy : uint8_t { Function, Process, Thread };
 
-struct AggregateFilter {
-  std::vector<uint32_t> pids{};          // empty: every process
-  std::vector<uint32_t> tids{};          // empty: every thread
-  std::vector<std::string> comms{};      // fnmatch(3) globs over the thread's name; empty: all
-  std::vector<std::string> functions{};  // fnmatch(3) globs over FunctionInfo::name; empty: all
-  std::optional<uint64_t> since{};       // ns after the recording start: [since, until)
-  std::optional<uint64_t> until{};
-};
-
 struct AggregateOptions {
   GroupBy by = GroupBy::Function;
   std::string by_value{};                // a value name ("%di", "$retval", "len"); "" for none
-  AggregateFilter filter{};
+  AggregateFilter filter{};              // the loop's: the Aggregator only reads --function from it
   uint64_t start_time = 0;             // RecordingMeta::start_monotonic_ns, for since/until
   std::optional<LinearSpec> linear{};    // also count a linear histogram per group
   uint32_t top_capacity = 32;          // Space-Saving counters per captured value
@@ -108,16 +96,13 @@ struct GroupStats {
 // function, a --by name no selected function captures, since >= until.
 Status check_aggregate_options(const ProbeFunctions& functions, const AggregateOptions& options);
 
-class Aggregator final : public PairingSink {
+class Aggregator final : public EventSink {
  public:
   Aggregator(const ProbeFunctions& functions, AggregateOptions options);
 
-  void on_call(const Call& call) override;
-  void on_unmatched(const Unmatched& unmatched) override;
-  void on_hit(const Hit& hit) override;
-  void on_comm(uint32_t pid, uint32_t tid, std::string_view comm) override;
-  void on_fork(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid) override;
-  void on_exit(uint32_t pid, uint32_t tid) override;
+  void on_call(const Call& call, std::string_view comm) override;
+  void on_unmatched(const Unmatched& unmatched, std::string_view comm) override;
+  void on_hit(const Hit& hit, std::string_view comm) override;
 
   // In order of first appearance; with GroupBy::Function and no --by, one per selected
   // function in table order, those never called included (a probe that never fired is news).
@@ -125,25 +110,13 @@ class Aggregator final : public PairingSink {
   // One per selected function, in table order: its groups merged (the --by-thread totals).
   std::vector<GroupStats> function_totals() const;
   bool selected(uint32_t function) const { return function < selected_.size() && selected_[function]; }
-  // Calls, unmatched entries and hits that the pid/tid/comm/time filters left out.
-  uint64_t filtered_out() const { return filtered_out_; }
-  // The last name a thread had, "" when no Comm event named it.
-  std::string_view comm(uint32_t pid, uint32_t tid) const;
 
  private:
-  struct ThreadInfo {
-    uint32_t pid = 0;
-    std::string comm{};
-    bool comm_selected = false;
-  };
-
-  bool admit(uint32_t function, uint32_t pid, uint32_t tid, uint64_t time);
-  bool comm_selected(uint32_t pid, uint32_t tid);
-  GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value);
+  GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
+                    std::string_view comm);
   GroupStats make_group(uint32_t function) const;
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
   void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const;
-  ThreadInfo& thread_info(uint32_t pid, uint32_t tid);
 
   std::vector<FunctionInfo> functions_;
   std::vector<uint32_t> entry_probe_of_;     // per function, kNoProbe when none
@@ -152,8 +125,6 @@ class Aggregator final : public PairingSink {
   AggregateOptions options_;
   std::vector<bool> selected_;
   std::vector<int32_t> by_slot_;             // per function: index in values of --by, or -1
-  uint64_t since_ = 0;                       // absolute, on the event clock
-  uint64_t until_ = UINT64_MAX;
   bool keyed_ = false;                       // groups need a lookup (not one per function)
 
   std::vector<GroupStats> groups_;
@@ -162,15 +133,6 @@ class Aggregator final : public PairingSink {
   FlatIndex::Key last_key_{};
   uint32_t last_group_ = UINT32_MAX;
   uint32_t value_groups_ = 0;
-
-  std::vector<ThreadInfo> threads_;          // live threads only: exits free their slots
-  std::vector<uint32_t> free_threads_;
-  FlatIndex thread_index_;
-  uint32_t last_comm_tid_ = 0;               // cache of comm_selected()
-  uint32_t last_comm_pid_ = 0;
-  int last_comm_answer_ = -1;                // -1: nothing cached
-
-  uint64_t filtered_out_ = 0;
 };
 
 }  // namespace uprof

@@ -43,7 +43,7 @@
 
 #include "uprof/analyse/flat_index.h"
 #include "uprof/analyse/probe_functions.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 
 namespace uprof {
 

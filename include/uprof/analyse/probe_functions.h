@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 
 namespace uprof {
 

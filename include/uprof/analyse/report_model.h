@@ -1,6 +1,6 @@
 // A recording turned into what `uprof report` shows, in one streaming pass over
-// the data file: events -> pairer -> aggregator. Memory grows with functions,
-// threads and --by values, never with events.
+// the data file: the read-side loop (event_loop.h) into an Aggregator. Memory
+// grows with functions, threads and --by values, never with events.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "uprof/analyse/aggregate.h"
+#include "uprof/analyse/event_loop.h"
 #include "uprof/analyse/pairing.h"
 #include "uprof/analyse/probe_functions.h"
 #include "uprof/store/data_file.h"

@@ -44,4 +44,9 @@ const RegInfo* find_reg_by_name(const ArchInfo& a, std::string_view name);
 const RegInfo* find_reg_by_perf_index(const ArchInfo& a, unsigned perf_index);
 const RegInfo* find_reg_by_dwarf(const ArchInfo& a, int dwarf_number);
 
+// Where a user register sits in the kernel's struct pt_regs, which a BPF program on
+// a uprobe gets as its context: byte offset by perf index; nullopt for a register
+// pt_regs does not hold (x86-64 ds, es, fs, gs).
+std::optional<uint16_t> pt_regs_offset(Arch a, unsigned perf_index);
+
 }  // namespace uprof

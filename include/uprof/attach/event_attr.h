@@ -15,18 +15,10 @@
 #include <string>
 
 #include "uprof/attach/uprobe_pmu.h"
+#include "uprof/model/capture_plan.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
-
-// What each sample carries beyond IDENTIFIER | TID | TIME. The register mask uses
-// the perf register numbering of the traced program's architecture and comes from
-// the caller (x86-64 DI|SI = (1<<5)|(1<<4); arm64 x0..x7 = 0xff): this builder
-// knows no architecture.
-struct SampleContent {
-  uint64_t regs_mask = 0;    // sample_regs_user; 0 = no registers
-  uint32_t stack_bytes = 0;  // user stack bytes to copy from SP; 0 = none
-};
 
 struct UprobeTarget {
   std::string path{};        // attr.config1 points into this string: keep it alive until opened
@@ -60,16 +52,24 @@ inline constexpr uint32_t kMaxStackBytes = 65528;
 // (the kernel refuses others), capped at kMaxStackBytes. 0 stays 0.
 uint32_t stack_request_size(uint32_t stack_bytes);
 
-// The attr fields shared by every probe: sampling on each hit, sample layout,
+// The attr fields shared by every probe: sampling on each hit, sample layout (what
+// `content` asks each sample to carry beyond IDENTIFIER | TID | TIME; its register
+// mask is the probed file's architecture's: this builder knows none),
 // clock, inheritance and the start mode. type/config/config1/config2 are left 0.
-perf_event_attr build_sample_attr(const SampleContent& content, const AttrOptions& options = {});
+perf_event_attr build_sample_attr(const ProbeReads& content, const AttrOptions& options = {});
 
 // An event on the uprobe PMU. `target.path` must outlive the perf_event_open call.
 perf_event_attr build_uprobe_attr(const UprobePmu& pmu, const UprobeTarget& target,
-                                  const SampleContent& content, const AttrOptions& options = {});
+                                  const ProbeReads& content, const AttrOptions& options = {});
+
+// An event on the uprobe PMU that only carries a BPF program (the BPF engine): it
+// samples nothing and is not inherited; opened with pid -1 it fires for every
+// process that runs the probed instruction, and the program filters. Disabled:
+// attaching the program enables it.
+perf_event_attr build_bpf_uprobe_attr(const UprobePmu& pmu, const UprobeTarget& target);
 
 // A uprobe already defined in tracefs (its events/<group>/<name>/id).
-perf_event_attr build_tracepoint_attr(uint64_t tracepoint_id, const SampleContent& content,
+perf_event_attr build_tracepoint_attr(uint64_t tracepoint_id, const ProbeReads& content,
                                       const AttrOptions& options = {});
 
 // What build_uprobe_attr cannot express: an empty path, a ref_ctr_offset that

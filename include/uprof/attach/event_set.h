@@ -11,7 +11,7 @@
 //
 // Which probe a sample belongs to: its PERF_SAMPLE_IDENTIFIER is the kernel id of
 // the event (the parent event's, for inherited ones), mapped here to the
-// caller's probe_index.
+// caller's probe (ProbeCapture::probe).
 //
 // Two backends (see tracefs_uprobe.h for the measurements):
 //   UprobePmu  the dynamic uprobe PMU; nothing left in tracefs. Follows only the
@@ -35,20 +35,12 @@
 #include "uprof/attach/event_attr.h"
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/attach/uprobe_pmu.h"
-#include "uprof/drain/ring_buffer.h"
+#include "uprof/model/capture_plan.h"
+#include "uprof/attach/ring_buffer.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
 
 namespace uprof {
-
-struct ProbeRequest {
-  std::string path{};
-  uint64_t offset = 0;  // file offset
-  bool is_return = false;
-  SampleContent content{};
-  uint32_t probe_index = 0;  // the caller's; several requests may share one
-  uint64_t ref_ctr_offset = 0;
-};
 
 enum class ProbeBackend : uint8_t { UprobePmu, Tracefs };
 
@@ -69,8 +61,9 @@ struct EventSetOptions {
   bool track_tasks = false;
 };
 
-struct ProbeHits {
-  uint32_t probe_index = 0;
+// What read() on a probe's events says, summed over its CPUs.
+struct KernelCounts {
+  uint32_t probe = 0;
   uint64_t hits = 0;  // the kernel's count: every hit, sampled or dropped
   // Samples the kernel dropped because the ring was full (PERF_FORMAT_LOST);
   // nullopt on kernels before 6.0. hits == samples drained + lost, per probe.
@@ -81,7 +74,7 @@ class EventSet {
  public:
   // Opens every event (disabled), maps the rings, redirects, and collects ids.
   // With StartMode::OnExec the events start at `pid`'s next exec.
-  static Result<EventSet> open(std::span<const ProbeRequest> probes, pid_t pid,
+  static Result<EventSet> open(std::span<const ProbeCapture> probes, pid_t pid,
                                const EventSetOptions& options = {});
 
   EventSet(EventSet&&) noexcept = default;
@@ -93,14 +86,14 @@ class EventSet {
   Status enable();
   Status disable();
 
-  // The kernel's hit and drop counts per probe_index (summed over CPUs and
+  // The kernel's hit and drop counts per probe (summed over CPUs and
   // requests, and over inherited threads and children), in order of first
   // appearance.
-  Result<std::vector<ProbeHits>> counts() const;
+  Result<std::vector<KernelCounts>> counts() const;
 
-  // The request behind a sample's (or LOST record's) id, nullptr if unknown or
+  // The probe behind a sample's (or LOST record's) id, nullptr if unknown or
   // the side-band event's.
-  const ProbeRequest* find_request(uint64_t id) const;
+  const ProbeCapture* find_probe(uint64_t id) const;
   // The attr that request was opened with (config1 cleared: it pointed at a
   // string of the caller), or the side-band event's. Decoders take sample_type
   // and sample_regs_user from it.
@@ -108,6 +101,15 @@ class EventSet {
   // Whether `id` is a side-band event's (track_tasks): its records are COMM,
   // FORK, EXIT, and LOST for those.
   bool is_side_band(uint64_t id) const { return side_band_ids_.count(id) > 0; }
+
+  // Every event's id with its probe (nullptr for the side band's) and attr: what a
+  // record converter needs to know of each id (engine/perf_records.h).
+  struct Identity {
+    uint64_t id = 0;
+    const ProbeCapture* probe = nullptr;
+    const perf_event_attr* attr = nullptr;
+  };
+  std::vector<Identity> identities() const;
 
   std::span<RingBuffer> rings() { return rings_; }
   const std::vector<int>& cpus() const { return cpus_; }
@@ -130,7 +132,7 @@ class EventSet {
   std::vector<TracefsUprobe> tracefs_;
   std::vector<Event> events_;
   std::vector<RingBuffer> rings_;
-  std::vector<ProbeRequest> requests_;
+  std::vector<ProbeCapture> requests_;
   std::vector<perf_event_attr> attrs_;  // one per request
   std::unordered_map<uint64_t, std::size_t> id_to_request_;
   std::vector<UniqueFd> side_band_;     // one per CPU with track_tasks

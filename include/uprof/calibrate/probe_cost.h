@@ -1,6 +1,7 @@
-// What a probe hit costs on the running kernel, per class of first instruction, as
-// `uprof bench` measured it; cached per kernel so that `uprof record` can store the
-// figure that matters in the data file (RecordingMeta::probe_cost_ns) for free.
+// What a probe hit costs on the running kernel, per capture engine and class of first
+// instruction, as `uprof bench` measured it; cached per kernel so that `uprof record`
+// can store the figures of the engine it records with in the data file
+// (RecordingMeta::probe_costs_ns, probe_hit_costs_ns) for free.
 //
 // Cache: $XDG_CACHE_HOME/uprof/probe-cost-<uname -r> when XDG_CACHE_HOME is set,
 // else /var/cache/uprof/... for root and ~/.cache/uprof/... for others. A file holds
@@ -12,8 +13,12 @@
 //   boot_id 3f0c2d6e-...
 //   arch x86_64
 //   unprobed_ns 1.6
-//   class single-stepped lea entry_ns 2950 return_ns 1800 call_ns 4800 inside_ns 2100
-//   class emulated push%20%rbp entry_ns 520 ...
+//   class bpf single-stepped lea entry_ns 2950 return_ns 1800 call_ns 4800 inside_ns 2100
+//   class perf emulated push%20%rbp entry_ns 520 ...
+//
+// A class line without an engine ("class emulated push%20%rbp ...") is from a uprof
+// that measured the perf engine only: it is read as the perf engine's. (Such a uprof
+// reads "class bpf ..." as damage and measures again: the cache is an optimisation.)
 #pragma once
 
 #include <array>
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include "uprof/arch/arch.h"
+#include "uprof/engine/engine_kind.h"
 #include "uprof/resolve/insn_class.h"
 #include "uprof/util/result.h"
 
@@ -41,11 +47,8 @@ struct ClassCost {
   uint64_t inside_ns = 0;
 };
 
-struct ProbeCostTable {
-  std::string kernel;        // uname -r
-  std::string boot_id;       // /proc/sys/kernel/random/boot_id
-  Arch arch = Arch::X86_64;
-  double unprobed_ns = 0;    // one call of a target, no probe
+// One engine's figures, per class.
+struct EngineCosts {
   std::array<ClassCost, 3> classes{};  // indexed by InsnClass (SingleStepped, Emulated, Optimized)
 
   ClassCost& of(InsnClass c) { return classes[static_cast<std::size_t>(c)]; }
@@ -53,6 +56,24 @@ struct ProbeCostTable {
     auto i = static_cast<std::size_t>(c);
     return i < classes.size() && classes[i].measured ? &classes[i] : nullptr;
   }
+  bool any() const {
+    for (const auto& c : classes)
+      if (c.measured) return true;
+    return false;
+  }
+};
+
+struct ProbeCostTable {
+  std::string kernel;        // uname -r
+  std::string boot_id;       // /proc/sys/kernel/random/boot_id
+  Arch arch = Arch::X86_64;
+  double unprobed_ns = 0;    // one call of a target, no probe (the same for both engines)
+  std::array<EngineCosts, kEngineKinds> engines{};  // indexed by EngineKind (Bpf, Perf)
+
+  EngineCosts& engine(EngineKind e) { return engines[static_cast<std::size_t>(e)]; }
+  const EngineCosts& engine(EngineKind e) const { return engines[static_cast<std::size_t>(e)]; }
+  ClassCost& of(EngineKind e, InsnClass c) { return engine(e).of(c); }
+  const ClassCost* find(EngineKind e, InsnClass c) const { return engine(e).find(c); }
 };
 
 std::string to_text(const ProbeCostTable& t);
@@ -75,17 +96,20 @@ KernelIdentity current_kernel();
 std::optional<ProbeCostTable> load_cached_probe_costs();
 Status save_probe_costs(const ProbeCostTable& t, const std::string& path);
 
-// The measurable classes among `needed` that `t` has no figures for (every measurable
-// one when there is no table), each once, in InsnClass order (pure).
-std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, std::span<const InsnClass> needed);
+// The measurable classes among `needed` that `t` has no figures for with `engine`
+// (every measurable one when there is no table), each once, in InsnClass order (pure).
+std::vector<InsnClass> unmeasured_classes(const ProbeCostTable* t, EngineKind engine,
+                                          std::span<const InsnClass> needed);
 
-// Puts `fresh`'s measured classes into `into`, replacing the same classes and keeping
-// the others, so that a quick measurement of one class at record time adds to what
-// `uprof bench` measured. `into` takes fresh's kernel, boot and arch, and its unprobed
-// figure when it has one (pure).
+// Puts `fresh`'s measured classes, engine by engine, into `into`, replacing the same
+// engine's same classes and keeping the others, so that a quick measurement of one
+// class at record time (or `uprof bench --engine perf`) adds to what was measured
+// before. `into` takes fresh's kernel, boot and arch, and its unprobed figure when it
+// has one (pure).
 void merge_probe_costs(ProbeCostTable& into, const ProbeCostTable& fresh);
 
-// The table `uprof bench` prints.
-std::string render_probe_costs(const ProbeCostTable& t);
+// The table `uprof bench` prints: a row per class and engine, the engines of a class
+// side by side; `only` shows one engine's rows.
+std::string render_probe_costs(const ProbeCostTable& t, std::optional<EngineKind> only = std::nullopt);
 
 }  // namespace uprof

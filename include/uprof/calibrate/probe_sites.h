@@ -7,7 +7,7 @@
 
 #include "uprof/calibrate/probe_cost.h"
 #include "uprof/resolve/insn_class.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 
 namespace uprof {
 
@@ -17,6 +17,7 @@ struct ProbeSite {
   std::string path;     // the probed instruction
   uint64_t file_offset = 0;
   uint64_t call_cost_ns = 0;  // what its probes cost the program per call, all their hits (0: unknown)
+  std::string moved_from{};   // placement moved the site: "endbr64 (single-stepped) -> +0x4"
 };
 
 // One per probed instruction: an entry and a return probe on one function are one
@@ -35,16 +36,17 @@ void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>&
                     const std::vector<uint64_t>& hit_costs);
 
 // RecordingMeta::probe_costs_ns: per probe, what the probes on its instruction add to a
-// measured call (ClassCost::inside_ns of the instruction's class); 0 when the class was
-// not measured or the probe's instruction is not among `sites`.
-std::vector<uint64_t> probe_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+// measured call (ClassCost::inside_ns of the instruction's class, among the figures of
+// the engine that records); 0 when the class was not measured or the probe's
+// instruction is not among `sites`.
+std::vector<uint64_t> probe_costs_for(const EngineCosts& t, const std::vector<ProbeInfo>& probes,
                                       const std::vector<ProbeSite>& sites);
 
 // RecordingMeta::probe_hit_costs_ns: per probe, what one hit costs in all, from its
 // instruction's class: half the entry + return figure for a probe of a function probed
 // at both ends, the entry or the return figure for a probe that does not pair; 0 when
 // the class was not measured.
-std::vector<uint64_t> probe_hit_costs_for(const ProbeCostTable& t, const std::vector<ProbeInfo>& probes,
+std::vector<uint64_t> probe_hit_costs_for(const EngineCosts& t, const std::vector<ProbeInfo>& probes,
                                           const std::vector<ProbeSite>& sites);
 
 }  // namespace uprof

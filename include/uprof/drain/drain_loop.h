@@ -18,8 +18,10 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
-#include "uprof/drain/ring_buffer.h"
+#include "uprof/attach/ring_buffer.h"
+#include "uprof/util/unique_fd.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
@@ -35,6 +37,26 @@ struct StopCondition {
 
 enum class StopReason : uint8_t { WorkloadExited, Flag, Deadline };
 std::string_view to_string(StopReason reason);
+
+// The loop's sleep: epoll on the readers' fds (POLLIN when data waits) and the
+// workload's pidfd, woken at the latest by the poll interval or the deadline.
+// A reader that drains a ring of its own (the BPF engine's) loops on it too.
+class StopWaiter {
+ public:
+  static Result<StopWaiter> open(const StopCondition& stop, std::span<const int> fds);
+  // Sleeps until a fd is ready, the workload exits or `poll_interval_ms` passes.
+  // Returns the reason to stop once one holds (checked before sleeping), else nullopt.
+  // `ready` is set when a fd woke it.
+  Result<std::optional<StopReason>> wait(int poll_interval_ms, bool& ready);
+
+ private:
+  StopWaiter(const StopCondition& stop, UniqueFd ep, UniqueFd pidfd, std::vector<int> fds)
+      : stop_(&stop), ep_(std::move(ep)), pidfd_(std::move(pidfd)), fds_(std::move(fds)) {}
+  const StopCondition* stop_;
+  UniqueFd ep_, pidfd_;
+  std::vector<int> fds_;
+  bool workload_exited_ = false;
+};
 
 struct DrainLoopOptions {
   // Longest sleep between passes: how late a flag or an exit is noticed when no

@@ -20,7 +20,7 @@
 #include <functional>
 #include <vector>
 
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 #include "uprof/util/result.h"
 
 namespace uprof {

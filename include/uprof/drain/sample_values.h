@@ -8,7 +8,7 @@
 #include <span>
 
 #include "uprof/drain/record_decoder.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 
 namespace uprof {
 

@@ -1,5 +1,5 @@
 // The report as data: JSON (one document, schema "uprof.report/1", described in
-// docs/report-json.md and docs/report.schema.json) and CSV (one row per group).
+// docs/report.schema.json) and CSV (one row per group).
 #pragma once
 
 #include <string>

@@ -10,7 +10,7 @@
 #include <ostream>
 #include <string>
 
-#include "uprof/analyse/report_model.h"
+#include "uprof/analyse/event_filter.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
@@ -19,7 +19,7 @@ enum class ScriptFormat { Text, JsonLines, Chrome };
 
 struct ScriptOptions {
   ScriptFormat format = ScriptFormat::Text;
-  AggregateFilter filter;  // pid, tid, comm, function, since/until
+  AggregateFilter filter;  // pid, tid, comm, function, since/until: the same as report's
 };
 
 // Streams the file at `path` to `out`. Problems with the file are written to

@@ -28,7 +28,4 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "0x1139"
-std::string hex(unsigned long long v);
-
 }  // namespace uprof

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 
 namespace uprof {
 

@@ -1,5 +1,6 @@
 // What the kernel does with the instruction under a uprobe, which decides most of
-// what a probe hit costs (figures for this machine in ../shared/notes/KERNEL.md):
+// what a probe hit costs (measured figures and sources in docs/kernel-findings.md,
+// "The probed instruction decides what a hit costs"):
 //
 //   single-stepped  copied to an out-of-line slot and run there under a single-step
 //                   trap: two exceptions per hit (x86 `lea`, `mov`, `sub`, `endbr64`;

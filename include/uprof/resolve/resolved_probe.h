@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "uprof/arch/arch.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
+#include "uprof/spec/value_request.h"
 
 namespace uprof {
 
@@ -24,13 +25,17 @@ struct ResolvedProbe {
   uint64_t vaddr = 0;             // link-time address of the probed instruction
   uint64_t file_offset = 0;       // what perf_event_attr.config2 takes
   bool is_return = false;
-  std::vector<std::string> values;  // raw value tokens from the spec
+  // What the spec asks to capture; after apply_typed_values, only what DWARF does not answer.
+  std::vector<ValueRequest> values;
   // Typed values from DWARF (typed_values.h), captured before the raw ones:
   // parameters at the probe address, and the typed return value.
   std::vector<ValueSpec> typed_entry, typed_return;
   // The typed return value was not asked for by name ($retval): it is
   // captured when there is a return probe, and dropped quietly when not.
   bool typed_return_implicit = true;
+  // Why a return probe on this function could abort the program (record/unwind_risk.h);
+  // "" when it cannot.
+  std::string return_risk;
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139".
   std::string label() const;

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "uprof/resolve/branch_targets.h"
 #include "uprof/resolve/image.h"
+#include "uprof/resolve/insn_decode.h"
 #include "uprof/resolve/library_search.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/spec/probe_spec.h"
@@ -19,6 +21,8 @@ namespace uprof {
 struct ResolveOptions {
   DebugSearch debug;
   LibrarySearchOptions libraries;
+  // --force: take FUNC+OFF as given even where it is not an instruction boundary.
+  bool force_offset = false;
 };
 
 class Resolver {
@@ -31,10 +35,21 @@ class Resolver {
   Result<const Image*> image(const std::string& path);
   // The file a spec's OBJECT names, for the given target.
   Result<std::string> object_path(const std::string& object, const std::string& target);
+  // An instruction decoder for the architecture (made once).
+  Result<const InsnDecoder*> decoder(Arch arch);
+  // The direct branch targets of a loaded file's code (scanned once).
+  Result<const BranchTargets*> branch_targets(const Image& img);
+  // The bytes of a function, from its symbol (at most `max` of them).
+  Result<std::vector<uint8_t>> function_bytes(const Image& img, uint64_t vaddr, uint64_t size, uint64_t max = 1 << 20);
 
  private:
+  // Refuses a probe inside a function at an offset that is not an instruction boundary.
+  Status check_offset(const Image& img, const ResolvedProbe& p);
+
   ResolveOptions opts_;
   std::map<std::string, std::unique_ptr<Image>> images_;
+  std::map<Arch, InsnDecoder> decoders_;
+  std::map<std::string, BranchTargets> branch_targets_;
 };
 
 }  // namespace uprof

@@ -24,7 +24,7 @@
 #include "uprof/resolve/image.h"
 #include "uprof/resolve/param_location.h"
 #include "uprof/resolve/resolved_probe.h"
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
@@ -35,10 +35,6 @@ inline constexpr std::size_t kMaxSlotsPerValue = 8;  // 64 bytes of a struct
 std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool for_return = false);
 // Pure: the typed return value at a return probe; empty for void.
 std::vector<ValueSpec> return_value_specs(const FunctionParams& f, Arch arch);
-
-// Whether a value token names DWARF rather than a register: a bare identifier
-// (a parameter), `$params`, or an untyped `$retval`.
-bool is_dwarf_token(const std::string& token);
 
 // Finds function parameters with DWARF, building each file's index once.
 class TypedValueResolver {

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "uprof/spec/value_request.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
@@ -41,7 +42,7 @@ struct ProbeSpec {
   std::string object;                // "" means the target program
   std::variant<FunctionRef, RawOffset> what;
   bool is_return = false;
-  std::vector<std::string> values;   // raw value tokens ("%di", "$retval"), parsed by record
+  std::vector<ValueRequest> values;  // "%di", "$retval", "a": each parsed once, here
 };
 
 Result<ProbeSpec> parse_probe_spec(std::string_view text);

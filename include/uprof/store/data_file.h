@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "uprof/store/recording.h"
+#include "uprof/model/recording.h"
 #include "uprof/util/byte_reader.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
@@ -68,6 +68,22 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes);
 Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r);
 std::string encode_trailer(const Trailer& t);
 Result<Trailer> decode_trailer(ByteReader& r);
+
+// What the EVENTS codec carries from one event to the next within a block: the time of
+// the event before (at the block's start, its base_time), and how many values a sample
+// of each probe holds (by ProbeInfo::index; the file stores no count per sample).
+struct EventCodecState {
+  uint64_t time = 0;
+  std::vector<uint8_t> nvalues{};
+};
+EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time);
+// Appends one event (kind byte, time delta, fields) and moves state.time on to its time.
+void encode_event(const Event& e, EventCodecState& state, std::string& out);
+// Reads one event into `e` (every field the kind uses is set; values past nvalues are
+// left as they were: `e` is reused, which keeps reading about twice as fast as making a
+// new Event each time). An error names the byte of `r` where the event broke
+// ("EVENTS at payload byte 41: truncated sample"): give it the whole payload.
+Status decode_event(ByteReader& r, EventCodecState& state, Event& e);
 
 class DataFileWriter {
  public:
@@ -96,11 +112,10 @@ class DataFileWriter {
 
   std::string path_;
   UniqueFd fd_;
-  std::vector<uint8_t> nvalues_;  // per probe
+  EventCodecState codec_;         // per-probe value counts; the time of the last event
   std::string block_;             // encoded events of the current block
   uint64_t block_count_ = 0;
   uint64_t block_base_ = 0;
-  uint64_t last_time_ = 0;
   uint64_t bytes_ = 0;
   uint64_t events_ = 0;
   bool failed_ = false;
@@ -127,7 +142,6 @@ class DataFileReader {
  private:
   DataFileReader() = default;
   bool load_next_block();
-  bool decode_event(Event& e);
 
   std::string path_;
   UniqueFd fd_;
@@ -139,9 +153,9 @@ class DataFileReader {
   std::vector<std::string> problems_;
   std::vector<std::byte> block_;
   ByteReader cur_;
+  EventCodecState codec_;           // per-probe value counts; the time of the last event
   uint64_t block_offset_ = 0;       // file offset of the current block's payload
   uint64_t block_left_ = 0;         // events left in the current block
-  uint64_t time_ = 0;
   bool done_ = false;
 };
 

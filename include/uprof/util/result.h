@@ -1,5 +1,6 @@
-// Errors as values. Every fallible step returns Result<T>; only main() turns an
-// Error into an exit code. Messages name the subsystem and the thing at fault:
+// Errors as values. Every fallible step returns Result<T> and passes an Error up; only
+// the commands (src/cli/cmd_*.cpp) turn it into an exit status, printing it as
+// "uprof: MESSAGE" through cli::fail(). Messages name the subsystem and the thing at fault:
 //   "elf: ./mytest: no symbol 'ad' (did you mean 'add'?)"
 #pragma once
 

@@ -1,0 +1,83 @@
+/* What the BPF engine's kernel side and user side agree on: the per-probe capture
+ * table uprof writes into a map before the probes start, the ring-buffer records
+ * the BPF programs write, and the per-probe counters. Plain C with fixed-width
+ * types: src/engine/bpf/uprof_capture.bpf.c includes it (clang -target bpf), and so
+ * do the C++ encoder (bpf_capture_table.h) and decoder (bpf_records.h).
+ *
+ * A value slot is a short program of steps over one 64-bit accumulator:
+ *   %di                      REG(di)
+ *   $stack2                  REG(sp) READ(8 @ +16)
+ *   struct at [sp+8], +4     REG(sp) READ(8 @ +8) READ(4 @ +4)     ("follow this pointer")
+ * REG loads a register of the probed thread (by its byte offset in the kernel's
+ * struct pt_regs, which uprof takes from the probed file's arch table); READ loads
+ * SIZE bytes of user memory at accumulator + IMM. A failed READ marks the slot
+ * missing. Steps run in order until END; the slot's value is the accumulator.
+ */
+#ifndef UPROF_ENGINE_BPF_CAPTURE_ABI_H
+#define UPROF_ENGINE_BPF_CAPTURE_ABI_H
+
+#include <linux/types.h>
+
+#define UPROF_BPF_MAX_SLOTS 32 /* kMaxValues */
+#define UPROF_BPF_MAX_STEPS 4
+#define UPROF_BPF_REGS_BYTES 272 /* arm64 user_pt_regs: x0..x30, sp, pc, pstate */
+
+enum uprof_bpf_op {
+  UPROF_BPF_OP_END = 0,
+  UPROF_BPF_OP_REG = 1,  /* acc = regs[reg_off / 8] */
+  UPROF_BPF_OP_READ = 2, /* acc = SIZE bytes (1..8, zero-extended) of user memory at acc + imm */
+};
+
+struct uprof_bpf_step {
+  __u8 op;
+  __u8 size;
+  __u16 reg_off;
+  __s32 imm;
+};
+
+struct uprof_bpf_slot {
+  struct uprof_bpf_step steps[UPROF_BPF_MAX_STEPS];
+};
+
+/* One entry of the `probes` array map, indexed by the probe's attach cookie. */
+struct uprof_bpf_probe {
+  __u32 probe;  /* the recording's probe table index */
+  __u32 nslots; /* value slots each hit writes */
+  struct uprof_bpf_slot slots[UPROF_BPF_MAX_SLOTS];
+};
+
+enum uprof_bpf_record_kind {
+  UPROF_BPF_HIT = 1,  /* a probe hit: values[0..nvalues) */
+  UPROF_BPF_FORK = 2, /* pid/tid created; values[0] = parent pid, values[1] = parent tid */
+  UPROF_BPF_EXIT = 3, /* pid/tid exited */
+  UPROF_BPF_COMM = 4, /* pid/tid took the name in values[0..2) (16 bytes, NUL-padded) */
+};
+
+/* Every ring-buffer record starts with this; values follow (8 bytes each). A hit's
+ * record is reserved in a size class at least as large as it needs. */
+struct uprof_bpf_record {
+  __u8 kind;
+  __u8 nvalues;
+  __u16 cpu; /* where it was written: the ring's order holds per CPU */
+  __u32 probe;
+  __u32 pid;
+  __u32 tid;
+  __u64 time; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+  __u32 missing; /* bit i: slot i could not be read (stored as 0) */
+  __u32 reserved;
+};
+
+/* Per probe, per CPU (a per-CPU array indexed by cookie). hits == written + dropped. */
+struct uprof_bpf_counts {
+  __u64 hits;    /* hits by a followed thread */
+  __u64 written; /* records submitted */
+  __u64 dropped; /* records the ring had no room for */
+};
+
+/* The `tasks` hash map: a followed process (by tgid). */
+struct uprof_bpf_task {
+  __u32 threads; /* live threads; the entry goes when the last one exits */
+  __u32 active;  /* 0 until the process execs (a launched workload starts at its exec) */
+};
+
+#endif

@@ -1,0 +1,46 @@
+// BPF ring-buffer records -> the recording's events: what the BPF engine's programs
+// wrote (bpf_capture_abi.h) becomes an Event with its probe's value slots, and the
+// task records become Fork, Exit and Comm. Pure, like PerfRecordConverter; it keeps
+// the counts the accounting needs.
+//
+//   HIT probe 0 cpu 1 tid 4242 time T {1, 10}   ->  Event{Sample, probe 0, values {1, 10}}, lane 1
+//   HIT with a DWARF constant slot               ->  the slot holds the constant
+//   FORK 4243/4243 from 4242/4242                ->  Event{Fork, values {4242, 4242}}
+//   COMM 4242/4242 "worker"                      ->  Event{Comm, "worker"}
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "uprof/model/capture_plan.h"
+#include "uprof/model/recording.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct BpfEvent {
+  Event event;
+  uint16_t cpu = 0;  // the CPU that wrote it: events of one CPU come in time order
+};
+
+class BpfRecordConverter {
+ public:
+  explicit BpfRecordConverter(const CapturePlan& plan);
+
+  // A record cut short, of an unknown kind, or of a probe beyond the plan is an
+  // Error naming the byte offset or the field.
+  Result<BpfEvent> convert(std::span<const std::byte> record);
+
+  // Per probe (plan order): hits converted.
+  const std::vector<uint64_t>& recorded() const { return recorded_; }
+  uint64_t samples() const { return samples_; }
+  uint64_t missing_values() const { return missing_values_; }
+
+ private:
+  const CapturePlan& plan_;
+  std::vector<uint64_t> recorded_;
+  uint64_t samples_ = 0, missing_values_ = 0;
+};
+
+}  // namespace uprof

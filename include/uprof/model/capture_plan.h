@@ -1,0 +1,44 @@
+// The capture plan: what to read at each probe, as data that no capture engine owns.
+// `record` makes it from the resolved probes and DWARF (record/recording_plan.h);
+// each engine turns it into its own attach and decode (engine/capture_engine.h).
+//
+//   -e 'add a b'  ->  probe 0: /work/mytest @ 0x1139 entry, read di si       -> slots a, b
+//                     probe 1: /work/mytest @ 0x1139 return, read ax         -> slot $retval
+//   -e 'f s'      ->  probe 0: ... entry, read di sp + 1024 stack bytes      -> slot s (deref [di+8])
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "uprof/arch/arch.h"
+#include "uprof/model/recording.h"
+
+namespace uprof {
+
+// What the kernel must copy on each hit, beyond thread, pid and time. The register
+// mask is in the perf register numbering of the probed file's architecture
+// (x86-64 DI|SI = (1<<5)|(1<<4); arm64 x0..x7 = 0xff).
+struct ProbeReads {
+  uint64_t regs_mask = 0;    // 0 = no registers
+  uint32_t stack_bytes = 0;  // user stack bytes to copy from the stack pointer; 0 = none
+  bool operator==(const ProbeReads&) const = default;
+};
+
+struct ProbeCapture {
+  uint32_t probe = 0;          // index in the recording's probe table (ProbeInfo::index)
+  std::string path{};          // the file to probe
+  uint64_t file_offset = 0;    // the probed instruction's file offset
+  bool is_return = false;
+  ProbeReads reads{};
+  // How an event's value slots come out of what was read: one slot per ValueSpec,
+  // in order (the probe table's values for this probe).
+  std::vector<ValueSpec> values{};
+};
+
+struct CapturePlan {
+  Arch arch = Arch::X86_64;
+  std::vector<ProbeCapture> probes{};  // one per probe table entry, in table order
+};
+
+}  // namespace uprof

@@ -1,0 +1,142 @@
+// The recording's data model, shared by every stage (it sits below them all, like arch/ and
+// util/): what a recording holds, in memory: the probe table, facts about the run, the
+// event stream, and the trailer with the counts. The data file (data_file.h)
+// stores exactly this; `report` and `script` read it back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "uprof/arch/arch.h"
+
+namespace uprof {
+
+// Where a captured value comes from on each hit. Raw values are spelled as tracefs
+// spells them (%di, %x0, $stack3, $retval); typed values come from DWARF (a
+// parameter by name, the typed return value) and may be a constant, or
+// unavailable with the reason.
+enum class ValueSource : uint8_t {
+  Register = 1,     // a user register: `reg` is its perf index
+  Stack = 2,        // a stack slot: `stack_offset` bytes above the stack pointer at the probe
+  ReturnValue = 3,  // the return register of a return probe (`reg` says which)
+  Constant = 4,     // DWARF says the value is `constant` (DW_AT_const_value, a folded argument)
+  Unavailable = 5,  // DWARF cannot place it at this address: `reason` says why; nothing is captured
+};
+
+// How a typed value prints. Raw values are Integer (signed or not, or hex).
+enum class ValueKind : uint8_t { Integer = 0, Bool = 1, Char = 2, Enum = 3, Pointer = 4, Struct = 5, Float = 6 };
+
+// A member of a struct value, for printing `p={x=1, y=2}`.
+struct StructMember {
+  std::string name{};
+  uint32_t offset = 0;          // bytes from the start of the struct
+  uint8_t size = 8;             // 1, 2, 4 or 8; members of other sizes are not listed
+  ValueKind kind = ValueKind::Integer;
+  bool is_signed = true;
+  bool operator==(const StructMember&) const = default;
+};
+
+// One captured 64-bit slot of an event. A value wider than 8 bytes (a struct
+// passed in rdi:rsi, or in memory) takes several consecutive slots: the first
+// carries the name and type, the rest have `continues` set.
+struct ValueSpec {
+  std::string name{};            // "%di", "$stack1", "$retval", or a DWARF parameter name
+  ValueSource source = ValueSource::Register;
+  uint16_t reg = 0;             // perf register index
+  int32_t stack_offset = 0;     // for Stack
+  uint8_t size = 8;             // bytes that hold the value (of this slot)
+  bool is_signed = true;        // how to print it
+  bool hex = false;             // print as 0x... (pointers, flags)
+  // Typed (DWARF) values only:
+  bool deref = false;           // the register / stack slot holds an address; the value is at
+  int32_t deref_offset = 0;     //   address + deref_offset, read from the copied user stack
+  bool continues = false;       // the next bytes of the previous slot's value
+  ValueKind kind = ValueKind::Integer;
+  std::string type{};             // "int", "enum color", "struct pair", "char*"; "" for raw values
+  int64_t constant = 0;         // Constant
+  std::string reason{};           // Unavailable: "optimized out", ...
+  uint32_t total_size = 0;      // first slot of a struct: the struct's size (more than the slots hold when cut)
+  std::vector<std::pair<int64_t, std::string>> enumerators{};  // Enum
+  std::vector<StructMember> members{};                         // Struct, first slot
+
+  bool typed() const { return !type.empty() || source == ValueSource::Constant || source == ValueSource::Unavailable; }
+};
+
+enum class ProbeKind : uint8_t { Entry = 0, Return = 1 };
+
+struct ProbeInfo {
+  uint32_t index = 0;           // position in the probe table; events refer to it
+  ProbeKind kind = ProbeKind::Entry;
+  std::string spec;
+  std::string path;
+  std::string build_id;
+  std::string function;         // display name; "" for a raw offset outside every function
+  std::string symbol;
+  uint64_t file_offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t offset_in_function = 0;
+  std::vector<ValueSpec> values;
+};
+
+struct RecordingMeta {
+  Arch arch = Arch::X86_64;
+  std::vector<std::string> command;   // the workload's argv, or "-p PID"
+  std::string kernel;                 // uname -r
+  std::string hostname;
+  std::string uprof_version;
+  std::string engine{};               // the capture engine that recorded: "bpf", "perf" ("" in older files)
+  uint64_t start_realtime_ns = 0;     // wall clock at start, to show a date
+  uint64_t start_monotonic_ns = 0;    // the same instant on the event clock (CLOCK_MONOTONIC)
+  // What the probes add to a measured call on this kernel, from `uprof bench` (0 when
+  // unknown): the smallest among the probed instructions' classes, so that it never
+  // over-states any of them. Kept for readers of files without the per-probe figures.
+  uint64_t probe_cost_ns = 0;
+  // The same per probe (by ProbeInfo::index), from the class of the probe's own
+  // instruction; empty when unknown (files written before it was stored).
+  std::vector<uint64_t> probe_costs_ns{};
+  // Per probe: what one hit of it costs in all (CPU ns), which is what it adds to any
+  // call open around it on the same thread: for a function probed at entry and return,
+  // half of `uprof bench`'s entry + return figure each; for an entry-only or return-only
+  // probe, that probe's figure. Empty when unknown (files written before it was stored).
+  std::vector<uint64_t> probe_hit_costs_ns{};
+};
+
+enum class EventKind : uint8_t {
+  Sample = 1,   // a probe hit: probe, pid, tid, time, values
+  Lost = 2,     // the kernel dropped `lost` samples (ring buffer full) before `time`
+  Comm = 3,     // a thread got a name (exec, prctl): pid, tid, comm
+  Exit = 4,     // a thread exited: pid, tid
+  Fork = 5,     // a thread or process was created: pid, tid, parent pid/tid in values[0..1]
+};
+
+inline constexpr std::size_t kMaxValues = 32;
+
+struct Event {
+  EventKind kind = EventKind::Sample;
+  uint32_t probe = 0;           // Sample, Lost (the probe whose ring buffer lost; UINT32_MAX if unknown)
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;            // CLOCK_MONOTONIC ns
+  uint8_t nvalues = 0;
+  std::array<uint64_t, kMaxValues> values{};  // raw 64-bit values, in the probe's ValueSpec order
+  uint32_t missing = 0;         // Sample: bit i set when value i could not be read (stored as 0)
+  uint64_t lost = 0;            // Lost
+  std::string comm;             // Comm
+};
+
+struct ProbeCount {
+  uint64_t recorded = 0;        // samples written to the file
+  uint64_t kernel = 0;          // the kernel's own hit count (read() on the event)
+};
+
+struct Trailer {
+  uint64_t end_monotonic_ns = 0;
+  uint64_t events = 0;          // every event written
+  uint64_t lost = 0;            // sum of Lost events
+  int32_t exit_status = 0;      // the workload's (128 + signal when killed), -1 when attached
+  std::vector<ProbeCount> counts;  // one per probe, in table order
+};
+
+}  // namespace uprof

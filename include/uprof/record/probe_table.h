@@ -1,0 +1,36 @@
+// What to attach, decided before anything is opened: resolved probe points ->
+// the recording's probe table (entry and return probes, with the values each
+// captures) and the capture plan (what one hit of each must read). Pure.
+//
+//   -e 'add %di %si $retval'   -> add (entry: %di %si), add%return ($retval)
+//   -e 'add%return'            -> add%return only
+//   -e 'loop_sum+0x8 %ax'      -> an entry-style probe in the middle; no return probe
+#pragma once
+
+#include <vector>
+
+#include "uprof/model/capture_plan.h"
+#include "uprof/model/recording.h"
+#include "uprof/resolve/resolved_probe.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct PlanOptions {
+  bool entry_only = false;   // --entry-only: no return probes
+  bool return_only = false;  // --return-only: no entry probes
+  // --unsafe-returns: return probes also where a C++ exception could unwind through them
+  // (ResolvedProbe::return_risk); by default those functions get entry probes only.
+  bool unsafe_returns = false;
+};
+
+struct ProbeTable {
+  std::vector<ProbeInfo> probes;  // the data file's probe table; index == position
+  CapturePlan capture;            // one ProbeCapture per probe, in the same order
+};
+
+// Probes are deduplicated by (path, file offset, kind): the same function named by
+// two specs is probed once, with the values of both (the first spec's first).
+Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts);
+
+}  // namespace uprof

@@ -1,0 +1,24 @@
+// Planning's placement step: moves each function entry's probe site forward when the
+// rules of resolve/probe_placement.h allow it (unless --exact-site), after the values
+// are bound at the entry. The return probe of the same function moves with it (one trap
+// serves both). Reads the function's bytes and the file's branch targets through the
+// resolver, which keeps them per file.
+#pragma once
+
+#include <vector>
+
+#include "uprof/model/site_move.h"
+#include "uprof/record/probe_table.h"
+#include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/resolved_probe.h"
+#include "uprof/resolve/resolver.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+// `placements`, when given, gets one entry per probe (the default for a probe that is
+// not at a function's entry), for `uprof probe` to say what was chosen and why.
+Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
+                   std::vector<SiteMove>& moves, std::vector<Placement>* placements = nullptr);
+
+}  // namespace uprof

@@ -1,0 +1,40 @@
+// A parsed value (spec/value_request.h) bound to an architecture: which register
+// or stack slot one hit reads, and the slot it fills in an event. Pure.
+//
+//   %di      on x86-64 -> Register, perf index 5
+//   $arg7    on x86-64 -> Stack, 8 bytes above sp (past the return address)
+//   $arg9    on arm64  -> Stack, at [sp]
+//   $retval  on arm64  -> ReturnValue, x0 (perf index 0)
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "uprof/arch/arch.h"
+#include "uprof/model/capture_plan.h"
+#include "uprof/model/recording.h"
+#include "uprof/spec/value_request.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct BoundValue {
+  ValueSpec spec;
+  bool for_return = false;  // belongs on the return probe ($retval)
+};
+
+// nullopt for $comm (nothing to capture: the thread's name is always shown). A
+// DWARF request (a parameter, $params) is not bound here: DWARF makes its slots
+// (resolve/typed_values.h); asking this for one is an Error. So is a register
+// the architecture does not have.
+Result<std::optional<BoundValue>> bind_value(const ValueRequest& value, const ArchInfo& arch);
+
+// The user-stack bytes copied for a value behind an address (arm64 large struct
+// arguments live in the caller's frame, x86-64 -O0 homes below rbp).
+inline constexpr uint32_t kDerefStackBytes = 1024;
+
+// What the kernel must copy for a probe's value slots: the register mask and the
+// user-stack bytes (0 when no value lives on the stack).
+ProbeReads reads_for(const std::vector<ValueSpec>& values, const ArchInfo& arch);
+
+}  // namespace uprof

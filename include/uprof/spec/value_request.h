@@ -1,0 +1,78 @@
+// One value to capture at a probe, parsed once from its -e token into what it names.
+// The spellings are the tracefs uprobe interface's, plus DWARF names:
+//   %di %si %ax ... (x86-64), %x0 ... %x30 %sp %lr (arm64)   a register
+//   $arg1 .. $argN      the N-th integer argument of the calling convention at entry
+//   $stackN             the N-th 8-byte word above the stack pointer at the probe
+//   $retval             the return value (return probes only; typed by DWARF when untyped)
+//   $comm               the thread's name: accepted, and always shown from the thread's comm
+//   a, $params          a parameter by its DWARF name; every parameter
+// Each register, argument, stack word or $retval may be named ("a=%di") and typed as
+// tracefs types them ("%di:s32", "%si:u16", "%dx:x64" for hex); untyped values are s64.
+//
+// Parsing knows no architecture: "%di" is a register *name* here. The plan binds it
+// to an architecture's register table (record/value_binding.h), where "%di" on an
+// arm64 file is refused.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+struct RegisterRef {
+  std::string name;  // "di" for %di, "x0" for %x0
+  bool operator==(const RegisterRef&) const = default;
+};
+struct ArgumentRef {
+  unsigned n = 1;    // $arg1 is 1
+  bool operator==(const ArgumentRef&) const = default;
+};
+struct StackRef {
+  unsigned word = 0; // $stack2 is 2: 16 bytes above the stack pointer
+  bool operator==(const StackRef&) const = default;
+};
+struct ReturnValueRef {
+  bool operator==(const ReturnValueRef&) const = default;
+};
+struct ParamRef {
+  std::string name;  // a DWARF parameter name
+  bool operator==(const ParamRef&) const = default;
+};
+struct AllParamsRef {
+  bool operator==(const AllParamsRef&) const = default;
+};
+struct CommRef {
+  bool operator==(const CommRef&) const = default;
+};
+
+using ValueTarget = std::variant<RegisterRef, ArgumentRef, StackRef, ReturnValueRef, ParamRef, AllParamsRef, CommRef>;
+
+// ":s32" -> 4 bytes, signed; ":x64" -> 8 bytes, printed in hex.
+struct RawType {
+  uint8_t size = 8;
+  bool is_signed = true;
+  bool hex = false;
+  bool operator==(const RawType&) const = default;
+};
+
+struct ValueRequest {
+  std::string text;               // the token as written: "b=%si:u16"
+  std::string label;              // "b"; "" when the token names no label
+  ValueTarget target;
+  std::optional<RawType> type;
+
+  // The name the value is shown by: the label, else the spelling without a type ("%si").
+  std::string display_name() const;
+  // Whether DWARF answers it: a parameter, $params, or a $retval with no label or type.
+  bool wants_dwarf() const;
+};
+
+// An Error names the token: "spec: value '%di:s12': unknown type 's12' (...)".
+Result<ValueRequest> parse_value_request(std::string_view token);
+
+}  // namespace uprof

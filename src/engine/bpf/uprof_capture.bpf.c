@@ -1,0 +1,241 @@
+/* The BPF engine's kernel side (engine/bpf_engine.h): one program runs on every
+ * probe's uprobe-PMU event and writes what the probe's capture table asks for into
+ * one BPF ring buffer; three raw tracepoints keep the set of followed processes
+ * (fork, exit, exec) and report task events. No per-probe code: the attach cookie
+ * names the probe, and its table entry (bpf_capture_abi.h) says what to read.
+ * Compiled once with clang -target bpf; registers are addressed by byte offset in
+ * struct pt_regs, which user space takes from the probed arch's table, so the same
+ * object serves x86-64 and arm64. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "uprof/engine/bpf_capture_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile __u32 follow_all = 0;        /* -a: every process */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader when this much waits */
+
+/* Set by user space once every probe is attached, cleared before they are detached:
+ * all probes start and stop at one instant, so no call is cut in half by the time
+ * attaching or detaching the probes one by one takes. */
+volatile __u32 running = 0;
+
+/* Only the fields uprof reads; libbpf relocates them against the kernel's BTF. */
+struct task_struct {
+  int pid;
+  int tgid;
+} __attribute__((preserve_access_index));
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 1 << 24); /* resized by user space */
+} events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1); /* resized to the probe count */
+  __type(key, __u32);
+  __type(value, struct uprof_bpf_probe);
+} probes SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1); /* resized to the probe count */
+  __type(key, __u32);
+  __type(value, struct uprof_bpf_counts);
+} counts SEC(".maps");
+
+/* [0]: task records the ring had no room for. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, __u64);
+} task_drops SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct uprof_bpf_task);
+} tasks SEC(".maps");
+
+static __always_inline __u64 submit_flags(void) {
+  return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill_header(struct uprof_bpf_record *r, __u8 kind, __u32 pid, __u32 tid, __u64 time) {
+  r->kind = kind;
+  r->nvalues = 0;
+  r->cpu = (__u16)bpf_get_smp_processor_id();
+  r->probe = 0;
+  r->pid = pid;
+  r->tid = tid;
+  r->time = time;
+  r->missing = 0;
+  r->reserved = 0;
+}
+
+/* Runs one slot's steps; returns 0 when a read failed. */
+static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot, __u64 *out) {
+  __u64 acc = 0;
+  for (int s = 0; s < UPROF_BPF_MAX_STEPS; s++) {
+    const struct uprof_bpf_step *st = &slot->steps[s];
+    if (st->op == UPROF_BPF_OP_REG) {
+      __u32 off = st->reg_off;
+      if (off > UPROF_BPF_REGS_BYTES - 8) return 0;
+      if (bpf_probe_read_kernel(&acc, 8, (void *)((long)ctx + off))) return 0;
+    } else if (st->op == UPROF_BPF_OP_READ) {
+      __u64 v = 0;
+      __u32 size = st->size;
+      if (size == 0 || size > 8) size = 8;
+      long rc = bpf_probe_read_user(&v, size, (void *)(long)(acc + (__s64)st->imm));
+      if (rc) return 0;
+      acc = v;
+    } else {
+      break;
+    }
+  }
+  *out = acc;
+  return 1;
+}
+
+/* Reserves a hit record of CAP slots, fills it, submits it. */
+#define EMIT_HIT(CAP)                                                                   \
+  do {                                                                                  \
+    struct hit##CAP {                                                                   \
+      struct uprof_bpf_record h;                                                        \
+      __u64 v[CAP];                                                                     \
+    } *r = bpf_ringbuf_reserve(&events, sizeof(struct hit##CAP), 0);                    \
+    if (!r) {                                                                           \
+      c->dropped++;                                                                     \
+      return 0;                                                                         \
+    }                                                                                   \
+    fill_header(&r->h, UPROF_BPF_HIT, tgid, tid, time);                                 \
+    r->h.probe = p->probe;                                                              \
+    r->h.nvalues = (__u8)n;                                                             \
+    __u32 missing = 0;                                                                  \
+    for (__u32 i = 0; i < CAP; i++) {                                                   \
+      if (i >= n) break;                                                                \
+      r->v[i] = 0;                                                                      \
+      if (!run_slot(ctx, &p->slots[i], &r->v[i])) missing |= 1u << i;                   \
+    }                                                                                   \
+    r->h.missing = missing;                                                             \
+    bpf_ringbuf_submit(r, submit_flags());                                              \
+    c->written++;                                                                       \
+    return 0;                                                                           \
+  } while (0)
+
+SEC("uprobe")
+int uprof_hit(struct pt_regs *ctx) {
+  if (!running) return 0;
+  __u64 time = bpf_ktime_get_ns();
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!follow_all) {
+    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+    if (!t || !t->active) return 0;
+  }
+  __u32 key = (__u32)bpf_get_attach_cookie(ctx);
+  struct uprof_bpf_probe *p = bpf_map_lookup_elem(&probes, &key);
+  struct uprof_bpf_counts *c = bpf_map_lookup_elem(&counts, &key);
+  if (!p || !c) return 0;
+  c->hits++;
+  __u32 n = p->nslots;
+  if (n > UPROF_BPF_MAX_SLOTS) n = UPROF_BPF_MAX_SLOTS;
+  if (n <= 2) EMIT_HIT(2);
+  if (n <= 4) EMIT_HIT(4);
+  if (n <= 8) EMIT_HIT(8);
+  EMIT_HIT(32);
+}
+
+/* A task record the ring had no room for. */
+static __always_inline void count_task_drop(void) {
+  __u32 zero = 0;
+  __u64 *d = bpf_map_lookup_elem(&task_drops, &zero);
+  if (d) (*d)++;
+}
+
+static __always_inline void task_record(__u8 kind, __u32 pid, __u32 tid, __u64 v0, __u64 v1) {
+  struct task_rec {
+    struct uprof_bpf_record h;
+    __u64 v[2];
+  } *r = bpf_ringbuf_reserve(&events, sizeof(struct task_rec), 0);
+  if (!r) {
+    count_task_drop();
+    return;
+  }
+  fill_header(&r->h, kind, pid, tid, bpf_ktime_get_ns());
+  r->h.nvalues = 2;
+  r->v[0] = v0;
+  r->v[1] = v1;
+  bpf_ringbuf_submit(r, submit_flags());
+}
+
+/* A followed process forked a thread or a child: follow it from its first instruction
+ * (the tracepoint runs before the new task is woken). */
+SEC("raw_tp/sched_process_fork")
+int uprof_fork(struct bpf_raw_tracepoint_args *ctx) {
+  struct task_struct *parent = (struct task_struct *)ctx->args[0];
+  struct task_struct *child = (struct task_struct *)ctx->args[1];
+  __u32 ptgid = BPF_CORE_READ(parent, tgid), ptid = BPF_CORE_READ(parent, pid);
+  __u32 ctgid = BPF_CORE_READ(child, tgid), ctid = BPF_CORE_READ(child, pid);
+  struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &ptgid);
+  if (!t && !follow_all) return 0;
+  if (t) {
+    if (ctgid == ptgid) {
+      __sync_fetch_and_add(&t->threads, 1);
+    } else {
+      struct uprof_bpf_task child_task = {.threads = 1, .active = t->active};
+      bpf_map_update_elem(&tasks, &ctgid, &child_task, BPF_ANY);
+    }
+  }
+  task_record(UPROF_BPF_FORK, ctgid, ctid, ptgid, ptid);
+  return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int uprof_exit(struct bpf_raw_tracepoint_args *ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+  if (!t && !follow_all) return 0;
+  if (t && __sync_fetch_and_add(&t->threads, -1) == 1) bpf_map_delete_elem(&tasks, &tgid);
+  task_record(UPROF_BPF_EXIT, tgid, tid, 0, 0);
+  return 0;
+}
+
+/* A launched workload is followed from its exec on, like perf's enable_on_exec. */
+SEC("raw_tp/sched_process_exec")
+int uprof_exec(struct bpf_raw_tracepoint_args *ctx) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+  if (t) t->active = 1;
+  return 0;
+}
+
+/* Exec, prctl(PR_SET_NAME) and writes to /proc/.../comm name a thread. */
+SEC("raw_tp/task_rename")
+int uprof_rename(struct bpf_raw_tracepoint_args *ctx) {
+  struct task_struct *task = (struct task_struct *)ctx->args[0];
+  const char *comm = (const char *)ctx->args[1];
+  __u32 tgid = BPF_CORE_READ(task, tgid), tid = BPF_CORE_READ(task, pid);
+  if (!follow_all && !bpf_map_lookup_elem(&tasks, &tgid)) return 0;
+  struct comm_rec {
+    struct uprof_bpf_record h;
+    char comm[16];
+  } *r = bpf_ringbuf_reserve(&events, sizeof(struct comm_rec), 0);
+  if (!r) {
+    count_task_drop();
+    return 0;
+  }
+  fill_header(&r->h, UPROF_BPF_COMM, tgid, tid, bpf_ktime_get_ns());
+  r->h.nvalues = 2;
+  __builtin_memset(r->comm, 0, sizeof r->comm);
+  bpf_probe_read_kernel_str(r->comm, sizeof r->comm, comm);
+  bpf_ringbuf_submit(r, submit_flags());
+  return 0;
+}

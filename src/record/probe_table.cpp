@@ -1,0 +1,97 @@
+#include "uprof/record/probe_table.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "uprof/record/value_binding.h"
+
+namespace uprof {
+
+Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
+  ProbeTable plan;
+  std::map<std::tuple<std::string, uint64_t, ProbeKind>, std::size_t> seen;  // -> index in plan.probes
+  for (const auto& r : resolved) {
+    const ArchInfo& arch = arch_info(r.arch);
+    // Typed (DWARF) values first, then the raw ones, in the spec's order.
+    std::vector<ValueSpec> entry_values = r.typed_entry, return_values;
+    for (const auto& value : r.values) {
+      UPROF_ASSIGN(auto v, bind_value(value, arch));
+      if (!v) continue;  // $comm: always shown
+      // On `add%return` every value is read at the return: `add%return %lr $retval`.
+      if (v->for_return || r.is_return) return_values.push_back(v->spec);
+      else entry_values.push_back(v->spec);
+    }
+    // A probe inside a function has no return of its own. A raw offset outside every
+    // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
+    bool at_entry = r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
+    bool want_entry = !r.is_return && !opts.return_only;
+    bool want_return = at_entry && (r.is_return || !opts.entry_only);
+    const bool risky = !r.return_risk.empty() && !opts.unsafe_returns;
+    if (risky && r.is_return)
+      return err("spec: '", r.spec, "': ", r.return_risk, "; --unsafe-returns probes it anyway");
+    if (risky && !r.typed_return_implicit)
+      return err("spec: '", r.spec, "': $retval needs a return probe, and ", r.return_risk,
+                 "; --unsafe-returns probes it anyway");
+    if (risky) want_return = false;
+    if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
+      return_values.insert(return_values.begin(), r.typed_return.begin(), r.typed_return.end());
+    }
+    if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
+      return err("spec: '", r.spec, "': at most ", kMaxValues, " value slots per probe (",
+                 std::max(entry_values.size(), return_values.size()),
+                 " asked for; a struct takes one per 8 bytes): name fewer values");
+    // Parameters asked for on a return probe alone are not captured (they are
+    // entry values); default capture on `add%return` keeps just the return value.
+    if (!want_entry && !r.typed_entry.empty())
+      entry_values.erase(entry_values.begin(), entry_values.begin() + static_cast<std::ptrdiff_t>(r.typed_entry.size()));
+    if (r.is_return && !at_entry)
+      return err("spec: '", r.spec, "': a return probe needs a function entry");
+    if (!want_entry && !entry_values.empty())
+      return err("spec: '", r.spec, "': values ", r.values.front().text, "... need an entry probe, and there is none");
+    if (!want_return && !return_values.empty())
+      return err("spec: '", r.spec, "': $retval needs a return probe, and ",
+                 risky                  ? r.return_risk + "; --unsafe-returns probes it anyway"
+                 : at_entry             ? "--entry-only removed it"
+                 : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
+                                      : "a probe inside a function has none");
+    if (!want_entry && !want_return) continue;
+
+    auto add = [&](ProbeKind kind, std::vector<ValueSpec> values) -> Status {
+      auto [at, fresh] = seen.emplace(std::make_tuple(r.path, r.file_offset, kind), plan.probes.size());
+      if (!fresh) {
+        // Probed already by an earlier spec: its values gain the ones not there
+        // yet (`-e 'add %di' -e 'add%return %lr'`).
+        ProbeInfo& p = plan.probes[at->second];
+        std::vector<ValueSpec> merged = p.values;
+        for (auto& v : values)
+          if (std::none_of(p.values.begin(), p.values.end(), [&](auto& w) { return w.name == v.name; }))
+            merged.push_back(std::move(v));
+        if (merged.size() > kMaxValues)
+          return err("spec: '", r.spec, "': with the values of '", p.spec, "' on the same probe, more than ",
+                     kMaxValues, " value slots");
+        p.values = std::move(merged);
+        ProbeCapture& c = plan.capture.probes[at->second];
+        c.values = p.values;
+        c.reads = reads_for(p.values, arch);
+        return ok();
+      }
+      ProbeInfo p{.index = static_cast<uint32_t>(plan.probes.size()), .kind = kind, .spec = r.spec,
+                  .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
+                  .file_offset = r.file_offset, .vaddr = r.vaddr, .offset_in_function = r.offset_in_function,
+                  .values = std::move(values)};
+      plan.capture.arch = r.arch;
+      plan.capture.probes.push_back({.probe = p.index, .path = p.path, .file_offset = p.file_offset,
+                                     .is_return = kind == ProbeKind::Return, .reads = reads_for(p.values, arch),
+                                     .values = p.values});
+      plan.probes.push_back(std::move(p));
+      return ok();
+    };
+    if (want_entry) UPROF_TRY(add(ProbeKind::Entry, std::move(entry_values)));
+    if (want_return) UPROF_TRY(add(ProbeKind::Return, std::move(return_values)));
+  }
+  if (plan.probes.empty()) return err("record: nothing to probe (--entry-only and --return-only together?)");
+  return plan;
+}
+
+}  // namespace uprof

@@ -1,0 +1,81 @@
+#include "uprof/record/recording_plan.h"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <filesystem>
+
+#include "uprof/attach/workload.h"
+#include "uprof/record/site_placement.h"
+#include "uprof/record/unwind_risk.h"
+#include "uprof/resolve/typed_values.h"
+
+namespace uprof {
+namespace {
+
+// The program a spec without OBJECT refers to.
+Result<std::string> target_program(const RecordRequest& req) {
+  if (req.attach_pid > 0) {
+    if (::kill(req.attach_pid, 0) != 0 && errno == ESRCH)
+      return err("record: -p ", req.attach_pid, ": no such process");
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(req.attach_pid) + "/exe", ec);
+    if (ec) return err("record: process ", req.attach_pid, ": ", ec.message());
+    return exe.string();
+  }
+  if (req.command.empty()) {
+    if (req.system_wide) return std::string();  // specs must name their file: BIN:FUNC
+    return err("record: no command to run (uprof record -e SPEC -- CMD ARGS...) and no -p PID");
+  }
+  return find_program(req.command.front());
+}
+
+}  // namespace
+
+Result<RecordingPlan> plan_recording(RecordRequest request) {
+  if (request.specs.empty()) return err("record: no probe given (-e SPEC)");
+  RecordingPlan plan;
+  UPROF_ASSIGN(plan.target, target_program(request));
+
+  Resolver resolver(request.resolve);
+  TypedValueResolver dwarf;
+  std::vector<ResolvedProbe> resolved;
+  for (const auto& spec : request.specs) {
+    UPROF_ASSIGN(auto probes, resolver.resolve(spec, plan.target));
+    for (auto& p : probes) {
+      if (p.arch != host_arch())
+        return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
+                   arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
+      UPROF_ASSIGN(const Image* img, resolver.image(p.path));
+      UPROF_TRY(apply_typed_values(dwarf, *img, p, request.capture_args, plan.notes));
+      resolved.push_back(std::move(p));
+    }
+  }
+  UPROF_TRY(mark_unwind_risk(resolver, resolved));
+  if (!request.plan.unsafe_returns && !request.plan.entry_only) {
+    std::vector<std::string> names;
+    for (const auto& p : resolved)
+      if (!p.return_risk.empty() && !p.is_return && std::find(names.begin(), names.end(), p.function) == names.end())
+        names.push_back(p.function);
+    if (!names.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < names.size() && i < 3; i++) list += (i ? ", " : "") + names[i];
+      if (names.size() > 3) list += ", ...";
+      plan.notes.push_back("no return probes on " + std::to_string(names.size()) + " C++ function" +
+                           (names.size() > 1 ? "s" : "") + " that call others (" + list +
+                           "): an exception unwinding through a return probe aborts the program (the kernel's "
+                           "return trampoline has no unwind information), so their calls are counted and their "
+                           "latency is not; --unsafe-returns probes them anyway, for a program that throws through "
+                           "none of them");
+    }
+  }
+  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
+  UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan));
+  plan.probes = std::move(table.probes);
+  plan.capture = std::move(table.capture);
+  plan.request = std::move(request);
+  return plan;
+}
+
+}  // namespace uprof

@@ -1,0 +1,174 @@
+#include "uprof/record/recording_session.h"
+
+#include <sys/utsname.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "uprof/attach/workload.h"
+#include "uprof/engine/bpf_engine.h"
+#include "uprof/engine/perf_engine.h"
+#include "uprof/record/engine_resolution.h"
+#include "uprof/store/data_file.h"
+#include "uprof/util/clock.h"
+#include "uprof/util/thousands.h"
+#include "uprof/util/text_file.h"
+
+namespace uprof {
+namespace {
+
+// The facts of the run the data file keeps, and the probe costs when they are whole.
+RecordingMeta recording_meta(const RecordRequest& req, ProbeCosts costs, std::size_t probes) {
+  for (auto* list : {&costs.inside_ns, &costs.hit_ns})
+    if (list->size() != probes || std::none_of(list->begin(), list->end(), [](uint64_t c) { return c != 0; }))
+      list->clear();
+  RecordingMeta meta;
+  meta.arch = host_arch();
+  meta.command = req.attach_pid > 0 ? std::vector<std::string>{"-p", std::to_string(req.attach_pid)} : req.command;
+  if (req.system_wide) meta.command.insert(meta.command.begin(), "-a");
+  utsname u{};
+  if (uname(&u) == 0) {
+    meta.kernel = u.release;
+    meta.hostname = u.nodename;
+  }
+  meta.uprof_version = UPROF_VERSION;
+  meta.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  meta.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  for (uint64_t c : costs.inside_ns)
+    if (c && (!meta.probe_cost_ns || c < meta.probe_cost_ns)) meta.probe_cost_ns = c;
+  meta.probe_costs_ns = std::move(costs.inside_ns);
+  meta.probe_hit_costs_ns = std::move(costs.hit_ns);
+  return meta;
+}
+
+// The engine for this request (engine_resolution.h): `uprof record` resolved it
+// already and named it in the request; a library caller may still ask for auto, and
+// then hears why it is perf, if it is.
+Result<std::unique_ptr<CaptureEngine>> open_engine(const RecordingPlan& plan, const CaptureTarget& target,
+                                                   uint64_t start_time, const SessionControl& control) {
+  UPROF_ASSIGN(ResolvedEngine resolved, resolve_engine(plan.request));
+  if (!resolved.note.empty() && control.on_note) control.on_note(resolved.note);
+  if (resolved.engine == EngineKind::Perf)
+    return open_perf_engine(plan.capture, target,
+                            PerfEngineOptions{.backend = plan.request.backend, .start_time = start_time,
+                                              .on_note = control.on_note});
+  return open_bpf_engine(plan.capture, target, BpfEngineOptions{.on_note = control.on_note, .workload_file = plan.target});
+}
+
+}  // namespace
+
+uint64_t RecordReport::kernel_total() const {
+  uint64_t n = 0;
+  for (auto& p : per_probe) n += p.hits;
+  return n;
+}
+
+uint64_t RecordReport::recorded_total() const {
+  uint64_t n = 0;
+  for (auto& p : per_probe) n += p.recorded;
+  return n;
+}
+
+bool RecordReport::accounted() const {
+  return std::all_of(per_probe.begin(), per_probe.end(),
+                     [](const ProbeAccount& p) { return p.recorded + p.dropped == p.hits; });
+}
+
+std::string summary_line(const RecordReport& r) {
+  std::string s = "uprof: " + with_commas(r.samples) + " events recorded, " + with_commas(r.lost) +
+                  " lost (kernel counted " + with_commas(r.kernel_total()) + "); " + r.output + ", ";
+  char size[32];
+  if (r.bytes >= 10u << 20) std::snprintf(size, sizeof size, "%.0f MB", static_cast<double>(r.bytes) / 1e6);
+  else if (r.bytes >= 1u << 20) std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(r.bytes) / 1e6);
+  else std::snprintf(size, sizeof size, "%.1f kB", static_cast<double>(r.bytes) / 1e3);
+  return s + size;
+}
+
+Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& costs, const SessionControl& control) {
+  const RecordRequest& req = plan.request;
+  // The workload starts stopped; the probes start at its exec.
+  std::optional<Workload> workload;
+  pid_t pid = req.attach_pid;
+  if (pid <= 0 && !req.command.empty()) {
+    UPROF_ASSIGN(Workload w, Workload::spawn(req.command));
+    workload.emplace(std::move(w));
+    pid = workload->pid();
+    if (control.workload_pid) control.workload_pid->store(pid);
+  }
+  RecordingMeta meta = recording_meta(req, costs, plan.probes.size());
+  CaptureTarget target{.pid = pid, .system_wide = req.system_wide, .start_on_exec = workload.has_value(),
+                       .ring_pages = req.ring_pages};
+  UPROF_ASSIGN(auto engine, open_engine(plan, target, meta.start_monotonic_ns, control));
+  meta.engine = std::string(engine->name());
+  UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
+
+  RecordReport rep;
+  rep.output = req.output;
+  rep.engine = std::string(engine->name());
+  rep.probes = plan.probes;
+  rep.cpus = engine->cpus();
+  auto write = [&](const Event& e) -> Status {
+    rep.events++;
+    return writer.add(e);
+  };
+  // The first name of the workload's main thread; the engine reports the names that
+  // threads and children take after it. Every probe hit comes later than this.
+  if (pid > 0) {
+    Event comm;
+    comm.kind = EventKind::Comm;
+    comm.pid = comm.tid = static_cast<uint32_t>(pid);
+    comm.time = meta.start_monotonic_ns;
+    comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
+                                   : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
+    UPROF_TRY(write(comm));
+  }
+
+  StopCondition sc;
+  sc.workload = pid;  // -1 with -a and no command: until Ctrl-C or --duration
+  sc.flag = control.stop;
+  if (req.duration_s)
+    sc.deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*req.duration_s));
+  UPROF_TRY(engine->start());
+  if (workload) UPROF_TRY(workload->start());
+  // A failed write of the data file (disk full, I/O error) ends the recording;
+  // the file keeps every whole section written before, and the error says so.
+  auto write_failure = [&](Error e) {
+    if (writer.failed())
+      e.message += std::string("; recording stopped") + (workload && !workload->exited() ? " (the workload was killed)" : "") +
+                   "; what was written before is readable: uprof report " + req.output;
+    return e;
+  };
+  auto captured = engine->capture(sc, CaptureSink{.write = write, .flush = [&] { return writer.flush(); }});
+  if (!captured) return write_failure(std::move(captured).take_error());
+  rep.stop_reason = std::string(to_string(captured->stop_reason));
+  rep.samples = captured->samples;
+  rep.missing_values = captured->missing_values;
+  rep.late = captured->late;
+  rep.task_dropped = captured->task_dropped;
+  rep.per_probe = std::move(captured->per_probe);
+  for (const auto& p : rep.per_probe) rep.lost += p.dropped;
+
+  if (workload) {
+    // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.
+    UPROF_ASSIGN(int st, workload->wait());
+    rep.exit_status = st;
+    rep.term_signal = workload->term_signal();
+  }
+  Trailer t;
+  t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  t.events = rep.events;
+  t.lost = rep.lost;
+  t.exit_status = workload ? rep.exit_status : -1;
+  for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.hits});
+  if (auto st = writer.finish(t); !st) return write_failure(std::move(st).take_error());
+  rep.bytes = writer.bytes_written();
+  return rep;
+}
+
+}  // namespace uprof

@@ -1,0 +1,79 @@
+#include "uprof/record/site_placement.h"
+
+#include "uprof/record/value_binding.h"
+#include "uprof/resolve/offset.h"
+#include "uprof/resolve/probe_placement.h"
+
+namespace uprof {
+namespace {
+
+// The registers the entry probe's values read (a stack value reads the stack pointer).
+uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
+  if (p.is_return || plan.return_only) return 0;
+  const ArchInfo& arch = arch_info(p.arch);
+  std::vector<ValueSpec> specs = p.typed_entry;
+  for (const auto& v : p.values) {
+    auto b = bind_value(v, arch);
+    if (b.ok() && *b && !(*b)->for_return) specs.push_back((*b)->spec);
+  }
+  ProbeReads r = reads_for(specs, arch);
+  uint64_t mask = r.regs_mask;
+  if (r.stack_bytes) mask |= 1ull << arch.sp_reg;
+  return mask;
+}
+
+}  // namespace
+
+Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
+                   std::vector<SiteMove>& moves, std::vector<Placement>* placements) {
+  if (placements) placements->assign(probes.size(), Placement{});
+  // Every spec naming a function is placed together: one site for all of them, which
+  // keeps the values of all (their registers together) and their return probes one.
+  std::vector<bool> done(probes.size(), false);
+  for (std::size_t i = 0; i < probes.size(); i++) {
+    const ResolvedProbe& first = probes[i];
+    if (done[i] || first.offset_in_function != 0 || first.function.empty() || first.function_size == 0) continue;
+    std::vector<std::size_t> group;
+    for (std::size_t j = i; j < probes.size(); j++)
+      if (!done[j] && probes[j].path == first.path && probes[j].function_addr == first.function_addr &&
+          probes[j].offset_in_function == 0 && !probes[j].function.empty()) {
+        group.push_back(j);
+        done[j] = true;
+      }
+    UPROF_ASSIGN(const Image* img, resolver.image(first.path));
+    UPROF_ASSIGN(const InsnDecoder* decoder, resolver.decoder(first.arch));
+    UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, first.function_addr, first.function_size));
+    PlacementInput in;
+    in.function_vaddr = first.function_addr;
+    in.function_file_offset = first.file_offset;
+    in.code = code;
+    for (std::size_t j : group) {
+      in.regs_read |= entry_registers(probes[j], plan);
+      in.has_return_probe |= (probes[j].is_return || !plan.entry_only) &&
+                             (probes[j].return_risk.empty() || plan.unsafe_returns);
+    }
+    in.branch_targets_in = [&](uint64_t lo, uint64_t hi) {
+      auto t = resolver.branch_targets(*img);
+      return !t.ok() || (*t)->any_in(lo, hi);  // unreadable: assume the worst
+    };
+    in.read = [&](uint64_t vaddr, std::size_t n) -> std::optional<std::vector<uint8_t>> {
+      auto off = vaddr_to_offset(img->elf.loads(), vaddr);
+      if (!off) return std::nullopt;
+      auto b = img->elf.read_bytes(*off, n);
+      if (!b.ok()) return std::nullopt;
+      return std::move(b).value();
+    };
+    Placement where = place_entry(*decoder, in);
+    for (std::size_t j : group) {
+      if (placements) (*placements)[j] = where;
+      if (!where.moved()) continue;
+      probes[j].vaddr += where.offset;
+      probes[j].file_offset += where.offset;
+    }
+    if (where.moved()) moves.push_back({.path = first.path, .file_offset = first.file_offset,  // moved above
+                                        .from = describe_move(where)});
+  }
+  return ok();
+}
+
+}  // namespace uprof

@@ -1,0 +1,81 @@
+#include "uprof/record/value_binding.h"
+
+#include <algorithm>
+
+namespace uprof {
+namespace {
+
+ValueSpec reg_slot(std::string name, const RegInfo& r, ValueSource src = ValueSource::Register) {
+  return {.name = std::move(name), .source = src, .reg = r.perf_index, .stack_offset = 0, .size = 8,
+          .is_signed = true};
+}
+
+ValueSpec stack_slot(std::string name, const ArchInfo& arch, int32_t offset) {
+  return {.name = std::move(name), .source = ValueSource::Stack, .reg = arch.sp_reg, .stack_offset = offset,
+          .size = 8, .is_signed = true};
+}
+
+}  // namespace
+
+Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchInfo& arch) {
+  using Out = std::optional<BoundValue>;
+  std::string name = v.display_name();
+  Out out;
+  if (std::holds_alternative<CommRef>(v.target)) return Out{};
+  if (std::holds_alternative<ReturnValueRef>(v.target)) {
+    out = BoundValue{reg_slot(name, *find_reg_by_perf_index(arch, arch.return_reg), ValueSource::ReturnValue), true};
+  } else if (auto* r = std::get_if<RegisterRef>(&v.target)) {
+    const RegInfo* info = find_reg_by_name(arch, r->name);
+    if (!info) return err("spec: value '", v.text, "': no register '", r->name, "' on ", arch.name);
+    out = BoundValue{reg_slot(name, *info), false};
+  } else if (auto* s = std::get_if<StackRef>(&v.target)) {
+    out = BoundValue{stack_slot(name, arch, static_cast<int32_t>(s->word * 8)), false};
+  } else if (auto* a = std::get_if<ArgumentRef>(&v.target)) {
+    std::size_t i = a->n - 1;
+    if (i < arch.int_arg_regs.size()) {
+      out = BoundValue{reg_slot(name, *find_reg_by_perf_index(arch, arch.int_arg_regs[i])), false};
+    } else {
+      // Past the argument registers, arguments are 8-byte stack slots above the
+      // entry stack pointer (after the return address on x86-64).
+      auto off = arch.stack_args_offset + 8 * (i - arch.int_arg_regs.size());
+      out = BoundValue{stack_slot(name, arch, static_cast<int32_t>(off)), false};
+    }
+  } else {
+    return err("spec: value '", v.text, "': a DWARF parameter, which only DWARF places");
+  }
+  if (v.type) {
+    out->spec.size = v.type->size;
+    out->spec.is_signed = v.type->is_signed;
+    out->spec.hex = v.type->hex;
+  }
+  return out;
+}
+
+ProbeReads reads_for(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
+  ProbeReads n;
+  for (const auto& v : values) {
+    switch (v.source) {
+      case ValueSource::Constant:
+      case ValueSource::Unavailable:
+        break;
+      case ValueSource::Stack:
+        n.stack_bytes = std::max<uint32_t>(n.stack_bytes, static_cast<uint32_t>(v.stack_offset) + (v.deref ? 8 : v.size));
+        break;
+      case ValueSource::Register:
+      case ValueSource::ReturnValue:
+        n.regs_mask |= uint64_t{1} << v.reg;
+        break;
+    }
+    // A value behind an address is read from the stack copy: how far above sp
+    // it lies is known only at run time, so a fixed window is copied.
+    if (v.deref) n.stack_bytes = std::max(n.stack_bytes, kDerefStackBytes);
+  }
+  // A stack value is read relative to the stack pointer the sample carries.
+  if (n.stack_bytes) {
+    n.regs_mask |= uint64_t{1} << arch.sp_reg;
+    n.stack_bytes = (n.stack_bytes + 7) & ~7u;
+  }
+  return n;
+}
+
+}  // namespace uprof

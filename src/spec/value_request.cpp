@@ -1,0 +1,83 @@
+#include "uprof/spec/value_request.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "uprof/spec/probe_spec.h"
+
+namespace uprof {
+namespace {
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+constexpr std::string_view kTypeHelp = "(use s8..s64, u8..u64 or x8..x64)";
+
+// "s32" -> {4, signed}; "x64" -> {8, unsigned, hex}.
+Result<RawType> parse_type(std::string_view token, std::string_view type) {
+  auto bits = type.size() >= 2 ? parse_number(type.substr(1)) : std::nullopt;
+  if (type.empty() || (type[0] != 's' && type[0] != 'u' && type[0] != 'x') || !bits ||
+      (*bits != 8 && *bits != 16 && *bits != 32 && *bits != 64))
+    return err("spec: value '", token, "': unknown type '", type, "' ", kTypeHelp);
+  return RawType{.size = static_cast<uint8_t>(*bits / 8), .is_signed = type[0] == 's', .hex = type[0] == 'x'};
+}
+
+// What the body of a token (no label, no type) names.
+Result<ValueTarget> parse_target(std::string_view token, std::string_view body) {
+  if (body == "$comm") return ValueTarget{CommRef{}};
+  if (body == "$retval") return ValueTarget{ReturnValueRef{}};
+  if (body == "$params") return ValueTarget{AllParamsRef{}};
+  if (body.size() > 1 && body[0] == '%') return ValueTarget{RegisterRef{std::string(body.substr(1))}};
+  if (body.substr(0, 6) == "$stack") {
+    auto n = parse_number(body.substr(6));
+    if (!n || *n > 4095) return err("spec: value '", token, "': expected $stackN with N from 0 to 4095");
+    return ValueTarget{StackRef{static_cast<unsigned>(*n)}};
+  }
+  if (body.substr(0, 4) == "$arg") {
+    auto n = parse_number(body.substr(4));
+    if (!n || *n < 1 || *n > 64) return err("spec: value '", token, "': expected $argN with N from 1 to 64");
+    return ValueTarget{ArgumentRef{static_cast<unsigned>(*n)}};
+  }
+  if (is_identifier(body)) return ValueTarget{ParamRef{std::string(body)}};
+  return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+}
+
+}  // namespace
+
+std::string ValueRequest::display_name() const {
+  if (!label.empty()) return label;
+  std::string_view body = text;
+  if (auto colon = body.find(':'); colon != std::string_view::npos) body = body.substr(0, colon);
+  return std::string(body);
+}
+
+bool ValueRequest::wants_dwarf() const {
+  if (std::holds_alternative<ParamRef>(target) || std::holds_alternative<AllParamsRef>(target)) return true;
+  return std::holds_alternative<ReturnValueRef>(target) && label.empty() && !type;
+}
+
+Result<ValueRequest> parse_value_request(std::string_view token) {
+  ValueRequest v{.text = std::string(token), .label = {}, .target = CommRef{}, .type = std::nullopt};
+  std::string_view body = token;
+  if (auto eq = token.find('='); eq != std::string_view::npos) {
+    v.label = std::string(token.substr(0, eq));
+    body = token.substr(eq + 1);
+    if (v.label.empty() || body.empty()) return err("spec: value '", token, "': expected NAME=VALUE");
+  }
+  if (auto colon = body.find(':'); colon != std::string_view::npos) {
+    UPROF_ASSIGN(RawType t, parse_type(token, body.substr(colon + 1)));
+    v.type = t;
+    body = body.substr(0, colon);
+  }
+  UPROF_ASSIGN(v.target, parse_target(token, body));
+  // A parameter is typed by DWARF and shown by its own name: "x=a" or "a:s32" is
+  // not a register or a stack word, so neither a label nor a type applies.
+  if ((std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target)) &&
+      (!v.label.empty() || v.type))
+    return err("spec: value '", token, "': a parameter is typed and named by DWARF (write '", body, "' alone)");
+  return v;
+}
+
+}  // namespace uprof

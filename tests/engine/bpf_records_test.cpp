@@ -1,0 +1,128 @@
+// BpfRecordConverter on hand-built records, laid out as the BPF program writes them
+// (bpf_capture_abi.h): no kernel needed.
+#include "uprof/engine/bpf_records.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "uprof/engine/bpf_capture_abi.h"
+
+namespace uprof {
+namespace {
+
+CapturePlan add_plan() {
+  CapturePlan plan{.arch = Arch::X86_64, .probes = {}};
+  ValueSpec k{.name = "k", .source = ValueSource::Constant};
+  k.constant = -3;
+  plan.probes.push_back({.probe = 0, .path = "/bin/x", .file_offset = 0x1139, .is_return = false, .reads = {},
+                         .values = {ValueSpec{.name = "a", .source = ValueSource::Register, .reg = 5},
+                                    ValueSpec{.name = "b", .source = ValueSource::Register, .reg = 4}, k}});
+  plan.probes.push_back({.probe = 1, .path = "/bin/x", .file_offset = 0x1139, .is_return = true, .reads = {},
+                         .values = {ValueSpec{.name = "$retval", .source = ValueSource::ReturnValue, .reg = 0}}});
+  return plan;
+}
+
+std::vector<std::byte> record(uint8_t kind, uint32_t probe, uint32_t pid, uint32_t tid, uint64_t time,
+                              std::vector<uint64_t> values, uint32_t missing = 0, uint16_t cpu = 1,
+                              std::size_t extra = 0) {
+  uprof_bpf_record h{};
+  h.kind = kind;
+  h.nvalues = static_cast<uint8_t>(values.size());
+  h.cpu = cpu;
+  h.probe = probe;
+  h.pid = pid;
+  h.tid = tid;
+  h.time = time;
+  h.missing = missing;
+  std::vector<std::byte> out(sizeof h + values.size() * 8 + extra);
+  std::memcpy(out.data(), &h, sizeof h);
+  if (!values.empty()) std::memcpy(out.data() + sizeof h, values.data(), values.size() * 8);
+  return out;
+}
+
+TEST(BpfRecords, HitBecomesASampleWithItsSlotsAndConstants) {
+  CapturePlan plan = add_plan();
+  BpfRecordConverter c(plan);
+  // Reserved in a size class larger than the record needs: the rest is ignored.
+  auto e = c.convert(record(UPROF_BPF_HIT, 0, 4242, 4243, 5000, {1, 10, 0}, 0, 1, 40));
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->cpu, 1);
+  EXPECT_EQ(e->event.kind, EventKind::Sample);
+  EXPECT_EQ(e->event.probe, 0u);
+  EXPECT_EQ(e->event.pid, 4242u);
+  EXPECT_EQ(e->event.tid, 4243u);
+  EXPECT_EQ(e->event.time, 5000u);
+  ASSERT_EQ(e->event.nvalues, 3);
+  EXPECT_EQ(e->event.values[0], 1u);
+  EXPECT_EQ(e->event.values[1], 10u);
+  EXPECT_EQ(static_cast<int64_t>(e->event.values[2]), -3);
+  auto r = c.convert(record(UPROF_BPF_HIT, 1, 4242, 4243, 5100, {11}));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->event.values[0], 11u);
+  EXPECT_EQ(c.recorded(), (std::vector<uint64_t>{1, 1}));
+  EXPECT_EQ(c.samples(), 2u);
+}
+
+TEST(BpfRecords, MissingSlotsAreCounted) {
+  CapturePlan plan = add_plan();
+  BpfRecordConverter c(plan);
+  auto e = c.convert(record(UPROF_BPF_HIT, 0, 1, 1, 1, {0, 10, 0}, 0b1));
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->event.missing, 1u);
+  EXPECT_EQ(c.missing_values(), 1u);
+}
+
+TEST(BpfRecords, TaskRecords) {
+  CapturePlan plan = add_plan();
+  BpfRecordConverter c(plan);
+  auto f = c.convert(record(UPROF_BPF_FORK, 0, 4300, 4300, 10, {4242, 4243}));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->event.kind, EventKind::Fork);
+  EXPECT_EQ(f->event.pid, 4300u);
+  ASSERT_EQ(f->event.nvalues, 2);
+  EXPECT_EQ(f->event.values[0], 4242u);
+  EXPECT_EQ(f->event.values[1], 4243u);
+  auto x = c.convert(record(UPROF_BPF_EXIT, 0, 4300, 4301, 11, {0, 0}));
+  ASSERT_TRUE(x.ok());
+  EXPECT_EQ(x->event.kind, EventKind::Exit);
+  EXPECT_EQ(x->event.tid, 4301u);
+  uint64_t name[2] = {};
+  std::memcpy(name, "worker", 6);
+  auto n = c.convert(record(UPROF_BPF_COMM, 0, 4300, 4301, 12, {name[0], name[1]}));
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->event.kind, EventKind::Comm);
+  EXPECT_EQ(n->event.comm, "worker");
+  // A 16-byte name without a NUL is cut at 16.
+  std::memcpy(name, "abcdefghijklmnop", 16);
+  auto full = c.convert(record(UPROF_BPF_COMM, 0, 1, 1, 13, {name[0], name[1]}));
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->event.comm, "abcdefghijklmnop");
+  EXPECT_EQ(c.samples(), 0u);
+}
+
+TEST(BpfRecords, BadRecordsAreErrorsNamingWhatIsWrong) {
+  CapturePlan plan = add_plan();
+  BpfRecordConverter c(plan);
+  auto shorter = record(UPROF_BPF_HIT, 0, 1, 1, 1, {1, 2, 3});
+  shorter.resize(sizeof(uprof_bpf_record) + 10);
+  auto cut = c.convert(shorter);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.error().message.find("at byte 32"), std::string::npos) << cut.error().message;
+  auto tiny = c.convert(std::vector<std::byte>(12));
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_NE(tiny.error().message.find("12 bytes"), std::string::npos) << tiny.error().message;
+  auto beyond = c.convert(record(UPROF_BPF_HIT, 7, 1, 1, 1, {}));
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.error().message.find("probe 7"), std::string::npos);
+  auto wrong_count = c.convert(record(UPROF_BPF_HIT, 1, 1, 1, 1, {1, 2}));
+  ASSERT_FALSE(wrong_count.ok());
+  auto kind = c.convert(record(9, 0, 1, 1, 1, {}));
+  ASSERT_FALSE(kind.ok());
+  EXPECT_NE(kind.error().message.find("unknown kind 9"), std::string::npos);
+  EXPECT_EQ(c.samples(), 0u);
+}
+
+}  // namespace
+}  // namespace uprof

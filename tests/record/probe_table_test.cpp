@@ -1,0 +1,133 @@
+#include "uprof/record/probe_table.h"
+
+#include <gtest/gtest.h>
+
+namespace uprof {
+namespace {
+
+ResolvedProbe fn(std::string spec, std::vector<std::string> values, Arch a = Arch::X86_64) {
+  ResolvedProbe r;
+  r.spec = std::move(spec);
+  r.path = "/bin/x";
+  r.arch = a;
+  r.function = "add";
+  r.symbol = "add";
+  r.file_offset = 0x1130;
+  r.vaddr = 0x1130;
+  for (const auto& v : values) {
+    auto parsed = parse_value_request(v);
+    EXPECT_TRUE(parsed) << parsed.error().message;
+    if (parsed) r.values.push_back(*parsed);
+  }
+  return r;
+}
+
+TEST(ProbeTable, EntryAndReturnByDefaultWithValuesSplit) {
+  auto plan = plan_probes({fn("add %di %si $retval", {"%di", "%si", "$retval"})}, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 2u);
+  EXPECT_EQ(plan->probes[0].kind, ProbeKind::Entry);
+  EXPECT_EQ(plan->probes[0].values.size(), 2u);
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, (1u << 5) | (1u << 4));
+  EXPECT_EQ(plan->probes[1].kind, ProbeKind::Return);
+  EXPECT_EQ(plan->probes[1].index, 1u);
+  ASSERT_EQ(plan->probes[1].values.size(), 1u);
+  EXPECT_EQ(plan->capture.probes[1].reads.regs_mask, 1u);  // AX only
+  EXPECT_EQ(plan->capture.probes[1].reads.stack_bytes, 0u);
+}
+
+TEST(ProbeTable, NoValuesMeansNoRegisters) {
+  auto plan = plan_probes({fn("add", {})}, {});
+  ASSERT_TRUE(plan);
+  ASSERT_EQ(plan->probes.size(), 2u);
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, 0u);
+  EXPECT_EQ(plan->capture.probes[1].reads.regs_mask, 0u);
+}
+
+TEST(ProbeTable, NarrowingAndDedup) {
+  auto r = fn("add%return", {});
+  r.is_return = true;
+  auto only_ret = plan_probes({r}, {});
+  ASSERT_TRUE(only_ret);
+  ASSERT_EQ(only_ret->probes.size(), 1u);
+  EXPECT_EQ(only_ret->probes[0].kind, ProbeKind::Return);
+
+  auto entry_only = plan_probes({fn("add", {})}, {.entry_only = true, .return_only = false});
+  ASSERT_EQ(entry_only->probes.size(), 1u);
+  auto return_only = plan_probes({fn("add", {})}, {.entry_only = false, .return_only = true});
+  ASSERT_EQ(return_only->probes.size(), 1u);
+  EXPECT_EQ(return_only->probes[0].kind, ProbeKind::Return);
+
+  auto twice = plan_probes({fn("add", {}), fn("a*", {})}, {});
+  EXPECT_EQ(twice->probes.size(), 2u);
+
+  auto mid = fn("add+0x4 %ax", {"%ax"});
+  mid.offset_in_function = 4;
+  auto m = plan_probes({mid}, {});
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->probes.size(), 1u);
+  EXPECT_EQ(m->probes[0].kind, ProbeKind::Entry);
+}
+
+TEST(ProbeTable, Errors) {
+  auto bad = plan_probes({fn("add %zz", {"%zz"})}, {});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "spec: value '%zz': no register 'zz' on x86_64");
+  auto mid = fn("add+0x4 $retval", {"$retval"});
+  mid.offset_in_function = 4;
+  EXPECT_EQ(plan_probes({mid}, {}).error().message,
+            "spec: 'add+0x4 $retval': $retval needs a return probe, and a probe inside a function has none");
+  EXPECT_FALSE(plan_probes({fn("add", {})}, {.entry_only = true, .return_only = true}));
+  // A raw offset outside every symbol: entry only, unless the spec asks for its return.
+  auto raw = fn("bin:0x1139 $retval", {"$retval"});
+  raw.function.clear();
+  EXPECT_EQ(plan_probes({raw}, {}).error().message,
+            "spec: 'bin:0x1139 $retval': $retval needs a return probe, and a raw offset outside every symbol has "
+            "none (BIN:0xOFF%return asks for one)");
+  auto raw_ret = fn("bin:0x1139%return $retval", {"$retval"});
+  raw_ret.function.clear();
+  raw_ret.is_return = true;
+  auto rr = plan_probes({raw_ret}, {});
+  ASSERT_TRUE(rr) << rr.error().message;
+  ASSERT_EQ(rr->probes.size(), 1u);
+  EXPECT_EQ(rr->probes[0].kind, ProbeKind::Return);
+  EXPECT_EQ(rr->probes[0].values.size(), 1u);
+}
+
+TEST(ProbeTable, Arm64Registers) {
+  auto plan = plan_probes({fn("add %x0 %x1 $retval", {"%x0", "%x1", "$retval"}, Arch::Arm64)}, {});
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, 3u);
+  EXPECT_EQ(plan->capture.probes[1].reads.regs_mask, 1u);
+}
+
+// On a return-only spec the registers named are read at the return: arm64's
+// `add%return %lr $retval` (lr then holds the return trampoline's address).
+TEST(ProbeTable, ReturnSpecReadsItsRegistersAtTheReturn) {
+  ResolvedProbe r = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
+  r.is_return = true;
+  auto plan = plan_probes({r}, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 1u);
+  EXPECT_EQ(plan->probes[0].kind, ProbeKind::Return);
+  ASSERT_EQ(plan->probes[0].values.size(), 2u);
+  EXPECT_EQ(plan->probes[0].values[0].name, "%lr");
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, (uint64_t{1} << 30) | 1u);
+}
+
+// Two specs on one function: one probe per kind, carrying the values of both.
+TEST(ProbeTable, SameProbeFromTwoSpecsMergesValues) {
+  ResolvedProbe ret = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
+  ret.is_return = true;
+  auto plan = plan_probes({fn("add %x0", {"%x0"}, Arch::Arm64), ret}, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 2u);
+  ASSERT_EQ(plan->probes[0].values.size(), 1u);
+  EXPECT_EQ(plan->probes[0].values[0].name, "%x0");
+  ASSERT_EQ(plan->probes[1].values.size(), 2u);
+  EXPECT_EQ(plan->probes[1].values[0].name, "%lr");
+  EXPECT_EQ(plan->capture.probes[1].reads.regs_mask, (uint64_t{1} << 30) | 1u);
+}
+
+}  // namespace
+}  // namespace uprof

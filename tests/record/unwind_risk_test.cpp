@@ -1,0 +1,26 @@
+// Which functions call out of themselves (so a C++ exception can unwind through them),
+// on hand-assembled x86-64 code.
+#include "uprof/record/unwind_risk.h"
+
+#include <gtest/gtest.h>
+
+namespace uprof {
+namespace {
+
+bool out(std::vector<uint8_t> code) {
+  auto d = InsnDecoder::open(Arch::X86_64);
+  EXPECT_TRUE(d.ok());
+  return calls_out(*d, code, 0x1000);
+}
+
+TEST(UnwindRisk, LeavesAndLocalBranchesStayInsideCallsAndTailJumpsLeave) {
+  EXPECT_FALSE(out({0x8d, 0x04, 0x37, 0xc3}));                     // lea (%rdi,%rsi),%eax; ret
+  EXPECT_FALSE(out({0x48, 0x85, 0xff, 0x74, 0x01, 0xc3, 0xc3}));   // test; je +1 (inside); ret; ret
+  EXPECT_TRUE(out({0xe8, 0x00, 0x00, 0x00, 0x00, 0xc3}));          // call; ret
+  EXPECT_TRUE(out({0xe9, 0x00, 0x10, 0x00, 0x00}));                // jmp far away: a tail call
+  EXPECT_TRUE(out({0xff, 0xe0}));                                  // jmp *%rax
+  EXPECT_TRUE(out({0x0f}));                                        // cut short: assume the worst
+}
+
+}  // namespace
+}  // namespace uprof

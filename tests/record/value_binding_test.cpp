@@ -1,0 +1,99 @@
+#include "uprof/record/value_binding.h"
+
+#include <gtest/gtest.h>
+
+namespace uprof {
+namespace {
+
+// Parses a token (spec/) and binds it to an architecture (record/), as the plan does.
+Result<std::optional<BoundValue>> parse_value_token(std::string_view tok, const ArchInfo& arch) {
+  UPROF_ASSIGN(ValueRequest v, parse_value_request(tok));
+  return bind_value(v, arch);
+}
+
+ValueSpec parse_ok(std::string_view tok, Arch a) {
+  auto r = parse_value_token(tok, arch_info(a));
+  EXPECT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r && r->has_value()) << tok;
+  return r && *r ? (*r)->spec : ValueSpec{};
+}
+
+TEST(ValueBinding, X86Registers) {
+  auto di = parse_ok("%di", Arch::X86_64);
+  EXPECT_EQ(di.source, ValueSource::Register);
+  EXPECT_EQ(di.reg, 5);
+  EXPECT_EQ(di.name, "%di");
+  EXPECT_EQ(parse_ok("%rsi", Arch::X86_64).reg, 4);
+  auto named = parse_ok("b=%si", Arch::X86_64);
+  EXPECT_EQ(named.name, "b");
+  EXPECT_EQ(named.reg, 4);
+}
+
+TEST(ValueBinding, Arm64Registers) {
+  EXPECT_EQ(parse_ok("%x1", Arch::Arm64).reg, 1);
+  EXPECT_EQ(parse_ok("%lr", Arch::Arm64).reg, 30);
+  auto e = parse_value_token("%di", arch_info(Arch::Arm64));
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message, "spec: value '%di': no register 'di' on arm64");
+}
+
+TEST(ValueBinding, ArgumentsFollowTheCallingConvention) {
+  EXPECT_EQ(parse_ok("$arg1", Arch::X86_64).reg, 5);   // rdi
+  EXPECT_EQ(parse_ok("$arg3", Arch::X86_64).reg, 3);   // rdx
+  EXPECT_EQ(parse_ok("$arg6", Arch::X86_64).reg, 17);  // r9
+  auto seventh = parse_ok("$arg7", Arch::X86_64);
+  EXPECT_EQ(seventh.source, ValueSource::Stack);
+  EXPECT_EQ(seventh.stack_offset, 8);  // above the return address
+  auto ninth = parse_ok("$arg9", Arch::Arm64);
+  EXPECT_EQ(ninth.source, ValueSource::Stack);
+  EXPECT_EQ(ninth.stack_offset, 0);    // arm64: at [sp]
+  EXPECT_EQ(parse_ok("$arg8", Arch::Arm64).reg, 7);
+}
+
+TEST(ValueBinding, RetvalStackAndComm) {
+  auto rv = parse_value_token("$retval", arch_info(Arch::X86_64));
+  ASSERT_TRUE(rv && *rv);
+  EXPECT_TRUE((*rv)->for_return);
+  EXPECT_EQ((*rv)->spec.source, ValueSource::ReturnValue);
+  EXPECT_EQ((*rv)->spec.reg, 0);
+  auto s2 = parse_ok("$stack2", Arch::X86_64);
+  EXPECT_EQ(s2.stack_offset, 16);
+  auto comm = parse_value_token("$comm", arch_info(Arch::X86_64));
+  ASSERT_TRUE(comm);
+  EXPECT_FALSE(comm->has_value());
+  EXPECT_EQ(parse_value_token("$bogus", arch_info(Arch::X86_64)).error().message,
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+  EXPECT_FALSE(parse_value_token("$stackx", arch_info(Arch::X86_64)));
+  EXPECT_FALSE(parse_value_token("=%di", arch_info(Arch::X86_64)));
+}
+
+TEST(ValueBinding, TracefsTypes) {
+  auto s32 = parse_ok("a=%di:s32", Arch::X86_64);
+  EXPECT_EQ(s32.name, "a");
+  EXPECT_EQ(s32.size, 4);
+  EXPECT_TRUE(s32.is_signed);
+  auto u16 = parse_ok("%si:u16", Arch::X86_64);
+  EXPECT_EQ(u16.size, 2);
+  EXPECT_FALSE(u16.is_signed);
+  EXPECT_FALSE(u16.hex);
+  auto x = parse_ok("$retval:x64", Arch::Arm64);
+  EXPECT_TRUE(x.hex);
+  EXPECT_EQ(x.source, ValueSource::ReturnValue);
+  EXPECT_EQ(parse_value_token("%di:s12", arch_info(Arch::X86_64)).error().message,
+            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64 or x8..x64)");
+  EXPECT_FALSE(parse_value_token("%di:", arch_info(Arch::X86_64)));
+}
+
+TEST(ValueBinding, ReadsAskOnlyForWhatIsUsed) {
+  const auto& x86 = arch_info(Arch::X86_64);
+  auto n = reads_for({parse_ok("%di", Arch::X86_64), parse_ok("%si", Arch::X86_64)}, x86);
+  EXPECT_EQ(n.regs_mask, (1u << 5) | (1u << 4));
+  EXPECT_EQ(n.stack_bytes, 0u);
+  auto s = reads_for({parse_ok("$stack2", Arch::X86_64)}, x86);
+  EXPECT_EQ(s.regs_mask, 1u << 7);  // SP, to know where the stack bytes start
+  EXPECT_EQ(s.stack_bytes, 24u);
+  EXPECT_EQ(reads_for({}, x86).regs_mask, 0u);
+}
+
+}  // namespace
+}  // namespace uprof

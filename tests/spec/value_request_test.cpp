@@ -1,0 +1,78 @@
+#include "uprof/spec/value_request.h"
+
+#include <gtest/gtest.h>
+
+#include "uprof/spec/probe_spec.h"
+
+namespace uprof {
+namespace {
+
+ValueRequest parse_ok(std::string_view tok) {
+  auto r = parse_value_request(tok);
+  EXPECT_TRUE(r) << tok << ": " << r.error().message;
+  return r ? *r : ValueRequest{};
+}
+
+TEST(ValueRequest, EachSpellingNamesOneKindOfValue) {
+  EXPECT_EQ(parse_ok("%di").target, ValueTarget{RegisterRef{"di"}});
+  EXPECT_EQ(parse_ok("%x0").target, ValueTarget{RegisterRef{"x0"}});  // bound to an arch later
+  EXPECT_EQ(parse_ok("$arg7").target, ValueTarget{ArgumentRef{7}});
+  EXPECT_EQ(parse_ok("$stack3").target, ValueTarget{StackRef{3}});
+  EXPECT_EQ(parse_ok("$retval").target, ValueTarget{ReturnValueRef{}});
+  EXPECT_EQ(parse_ok("$params").target, ValueTarget{AllParamsRef{}});
+  EXPECT_EQ(parse_ok("$comm").target, ValueTarget{CommRef{}});
+  EXPECT_EQ(parse_ok("len").target, ValueTarget{ParamRef{"len"}});
+  EXPECT_EQ(parse_ok("_n2").target, ValueTarget{ParamRef{"_n2"}});
+}
+
+TEST(ValueRequest, LabelsAndTracefsTypes) {
+  auto v = parse_ok("b=%si:u16");
+  EXPECT_EQ(v.label, "b");
+  EXPECT_EQ(v.target, ValueTarget{RegisterRef{"si"}});
+  ASSERT_TRUE(v.type);
+  EXPECT_EQ(*v.type, (RawType{.size = 2, .is_signed = false, .hex = false}));
+  EXPECT_EQ(v.display_name(), "b");
+  EXPECT_EQ(parse_ok("%dx:x64").display_name(), "%dx");
+  EXPECT_EQ(*parse_ok("$retval:s32").type, (RawType{.size = 4, .is_signed = true, .hex = false}));
+  EXPECT_FALSE(parse_ok("%di").type);
+}
+
+TEST(ValueRequest, WhatDwarfAnswers) {
+  EXPECT_TRUE(parse_ok("a").wants_dwarf());
+  EXPECT_TRUE(parse_ok("$params").wants_dwarf());
+  EXPECT_TRUE(parse_ok("$retval").wants_dwarf());      // typed by DWARF when it can be
+  EXPECT_FALSE(parse_ok("$retval:u32").wants_dwarf()); // the user typed it
+  EXPECT_FALSE(parse_ok("r=$retval").wants_dwarf());
+  EXPECT_FALSE(parse_ok("%di").wants_dwarf());
+}
+
+TEST(ValueRequest, ErrorsNameTheToken) {
+  EXPECT_EQ(parse_value_request("$bogus").error().message,
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+  EXPECT_EQ(parse_value_request("%di:s12").error().message,
+            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64 or x8..x64)");
+  EXPECT_EQ(parse_value_request("=%di").error().message, "spec: value '=%di': expected NAME=VALUE");
+  EXPECT_EQ(parse_value_request("$arg0").error().message,
+            "spec: value '$arg0': expected $argN with N from 1 to 64");
+  EXPECT_EQ(parse_value_request("$stack4096").error().message,
+            "spec: value '$stack4096': expected $stackN with N from 0 to 4095");
+  EXPECT_EQ(parse_value_request("x=a").error().message,
+            "spec: value 'x=a': a parameter is typed and named by DWARF (write 'a' alone)");
+  EXPECT_FALSE(parse_value_request("%di:"));
+  EXPECT_FALSE(parse_value_request("a:s32"));
+}
+
+TEST(ValueRequest, ASpecParsesItsValuesOnce) {
+  auto s = parse_probe_spec("add a=%di $retval:x64 b");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->values.size(), 3u);
+  EXPECT_EQ(s->values[0].label, "a");
+  EXPECT_EQ(s->values[1].target, ValueTarget{ReturnValueRef{}});
+  EXPECT_EQ(s->values[2].target, ValueTarget{ParamRef{"b"}});
+  // A bad value is the spec's error, before anything is resolved.
+  EXPECT_EQ(parse_probe_spec("add %di:q8").error().message,
+            "spec: value '%di:q8': unknown type 'q8' (use s8..s64, u8..u64 or x8..x64)");
+}
+
+}  // namespace
+}  // namespace uprof

@@ -1,0 +1,210 @@
+// The EVENTS codec on its own, without a file: every event kind through encode_event
+// and back, the bytes of one sample, and damaged input naming the byte it broke at.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "analyse/event_builders.h"  // the hand-built events of the analyse tests
+#include "uprof/store/data_file.h"
+
+namespace uprof {
+namespace {
+
+using test::comm_event;
+using test::exit_event;
+using test::fork_event;
+using test::lost;
+
+// Probe 0: an entry probe with three values; probe 1: a return probe with $retval.
+std::vector<ProbeInfo> probes() {
+  return {test::probe(0, ProbeKind::Entry, "add", 0x1139, {"%di", "%si", "%dx"}),
+          test::probe(1, ProbeKind::Return, "add", 0x1139, {"$retval"})};
+}
+
+// A sample of thread 41 in process 40.
+Event sample(uint32_t probe, uint64_t time, std::initializer_list<uint64_t> values) {
+  return test::sample(probe, 41, time, values, 40);
+}
+
+ByteReader reader_of(const std::string& s) { return ByteReader(s.data(), s.size()); }
+
+void expect_same(const Event& a, const Event& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.probe, b.probe);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.tid, b.tid);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.nvalues, b.nvalues);
+  for (int i = 0; i < a.nvalues; i++) EXPECT_EQ(a.values[i], b.values[i]) << "value " << i;
+  EXPECT_EQ(a.missing, b.missing);
+  EXPECT_EQ(a.lost, b.lost);
+  EXPECT_EQ(a.comm, b.comm);
+}
+
+// One of each kind, with times that go back as well as forward (samples of other CPUs).
+std::vector<Event> every_kind() {
+  std::vector<Event> ev;
+  ev.push_back(comm_event(40, 41, "mytest", 1000));
+  ev.push_back(sample(0, 1100, {7, static_cast<uint64_t>(-1), UINT64_MAX}));
+  Event partial = sample(0, 1150, {0, 5, 0});
+  partial.missing = 0b101;
+  ev.push_back(partial);
+  ev.push_back(sample(1, 1120, {0x7fffffffffffffffull}));  // a return, older than the event before
+  ev.push_back(fork_event(50, 50, 40, 41, 1200));
+  ev.push_back(lost(1300, 12, 1));
+  ev.push_back(lost(1300, 1, UINT32_MAX));
+  ev.push_back(exit_event(51, 1400, 50));
+  return ev;
+}
+
+TEST(EventCodec, EveryKindRoundTrips) {
+  const auto events = every_kind();
+  EventCodecState enc = event_codec_state(probes(), 900);
+  std::string bytes;
+  for (const auto& e : events) encode_event(e, enc, bytes);
+  EXPECT_EQ(enc.time, 1400u);
+
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(probes(), 900);
+  for (const auto& want : events) {
+    Event got;
+    auto st = decode_event(r, dec, got);
+    ASSERT_TRUE(st) << st.error().message;
+    expect_same(want, got);
+  }
+  EXPECT_TRUE(r.at_end());
+}
+
+TEST(EventCodec, ASampleIsItsDocumentedBytes) {
+  // data_file.h: 1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value
+  EventCodecState s = event_codec_state(probes(), 1000);
+  std::string bytes;
+  encode_event(sample(0, 1100, {7, static_cast<uint64_t>(-1), 64}), s, bytes);
+  EXPECT_EQ(bytes, std::string("\x01\xc8\x01\x00\x29\x01\x0e\x01\x80\x01", 10));
+  // A partial sample: kind 6, then the mask of missing values before the values.
+  Event partial = sample(1, 1090, {0});
+  partial.missing = 1;
+  bytes.clear();
+  encode_event(partial, s, bytes);
+  EXPECT_EQ(bytes, std::string("\x06\x13\x01\x29\x01\x01\x00", 7));
+}
+
+TEST(EventCodec, SamplesHoldAsManyValuesAsTheirProbe) {
+  // The file stores no count per sample: the probe table says how many.
+  EventCodecState enc = event_codec_state(probes(), 0);
+  std::string bytes;
+  encode_event(sample(0, 10, {1}), enc, bytes);        // fewer than the probe's 3: padded with 0
+  encode_event(sample(1, 20, {2, 3, 4}), enc, bytes);  // more than the probe's 1: cut
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(probes(), 0);
+  Event a, b;
+  ASSERT_TRUE(decode_event(r, dec, a));
+  ASSERT_TRUE(decode_event(r, dec, b));
+  EXPECT_EQ(a.nvalues, 3);
+  EXPECT_EQ(a.values[0], 1u);
+  EXPECT_EQ(a.values[1], 0u);
+  EXPECT_EQ(b.nvalues, 1);
+  EXPECT_EQ(b.values[0], 2u);
+}
+
+TEST(EventCodec, AReusedEventKeepsNothingOfTheOneBefore) {
+  // The reader decodes every event into the same Event: a sample after a comm has no
+  // name, a lost record after a sample no pid or values.
+  EventCodecState enc = event_codec_state(probes(), 0);
+  std::string bytes;
+  Event partial = sample(0, 6, {1, 2, 3});
+  partial.missing = 2;
+  for (const Event& e : {comm_event(40, 41, "mytest", 5), partial, lost(7, 9, 0), sample(1, 8, {4})})
+    encode_event(e, enc, bytes);
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(probes(), 0);
+  Event e;
+  ASSERT_TRUE(decode_event(r, dec, e));
+  EXPECT_EQ(e.comm, "mytest");
+  ASSERT_TRUE(decode_event(r, dec, e));
+  EXPECT_EQ(e.comm, "");
+  EXPECT_EQ(e.missing, 2u);
+  ASSERT_TRUE(decode_event(r, dec, e));
+  EXPECT_EQ(e.kind, EventKind::Lost);
+  EXPECT_EQ(e.pid, 0u);
+  EXPECT_EQ(e.tid, 0u);
+  EXPECT_EQ(e.nvalues, 0);
+  EXPECT_EQ(e.lost, 9u);
+  ASSERT_TRUE(decode_event(r, dec, e));
+  EXPECT_EQ(e.lost, 0u);
+  EXPECT_EQ(e.missing, 0u);
+  EXPECT_EQ(e.nvalues, 1);
+}
+
+TEST(EventCodec, EveryCutIsAnErrorNamingTheByte) {
+  std::string bytes;
+  EventCodecState enc = event_codec_state(probes(), 900);
+  std::vector<std::size_t> ends;  // where each event's bytes end
+  for (const auto& e : every_kind()) {
+    encode_event(e, enc, bytes);
+    ends.push_back(bytes.size());
+  }
+  for (std::size_t cut = 0; cut < bytes.size(); cut++) {
+    std::string part = bytes.substr(0, cut);
+    ByteReader r = reader_of(part);
+    EventCodecState dec = event_codec_state(probes(), 900);
+    std::size_t whole = 0;
+    Event e;
+    while (whole < ends.size() && ends[whole] <= cut) {
+      ASSERT_TRUE(decode_event(r, dec, e)) << "cut at " << cut;
+      whole++;
+    }
+    auto broken = decode_event(r, dec, e);
+    ASSERT_FALSE(broken) << "cut at " << cut;
+    const std::string& m = broken.error().message;
+    // The byte named is inside the broken event, at or before the cut.
+    const std::string prefix = "EVENTS at payload byte ";
+    ASSERT_EQ(m.rfind(prefix, 0), 0u) << m;
+    std::size_t at = std::stoul(m.substr(prefix.size()));
+    EXPECT_LE(at, cut) << m;
+    EXPECT_GE(at, whole ? ends[whole - 1] : 0) << m;
+  }
+}
+
+TEST(EventCodec, DamageIsNamedWithItsByte) {
+  auto decode = [](const std::string& bytes) {
+    ByteReader r = reader_of(bytes);
+    EventCodecState s = event_codec_state(probes(), 0);
+    Event e;
+    auto st = decode_event(r, s, e);
+    return st ? std::string("(decoded)") : st.error().message;
+  };
+  // Sample cut after its tid: kind, dt, probe, tid read; the pid delta is missing.
+  EXPECT_EQ(decode(std::string("\x01\x02\x00\x29", 4)), "EVENTS at payload byte 4: truncated sample");
+  EXPECT_EQ(decode(std::string("\x01\x02\x00\x29\x01\x02", 6)), "EVENTS at payload byte 6: truncated sample values");
+  EXPECT_EQ(decode(std::string("\x09\x02", 2)), "EVENTS at payload byte 2: unknown event kind 9");
+  EXPECT_EQ(decode(std::string("\x01\x02\x02\x29\x01", 5)), "EVENTS at payload byte 5: sample of an unknown probe");
+  EXPECT_EQ(decode(std::string("\x03\x02\x28\x29\x05myte", 9)), "EVENTS at payload byte 5: truncated comm record");
+  EXPECT_EQ(decode(std::string("\x05\x02\x28\x29\x28", 5)), "EVENTS at payload byte 5: truncated fork record");
+  // A time delta of eleven varint bytes is more than 64 bits: not a number.
+  EXPECT_EQ(decode("\x04" + std::string(10, '\xff') + "\x01"), "EVENTS at payload byte 11: truncated event");
+  EXPECT_EQ(decode(""), "EVENTS at payload byte 0: truncated event");
+}
+
+TEST(EventCodec, LostOfAnUnknownProbeReadsAsUnknown) {
+  // v probe + 1; 0 and anything past the table are "unknown" (UINT32_MAX).
+  for (const auto& [bytes, want] : std::vector<std::pair<std::string, uint32_t>>{
+           {std::string("\x02\x00\x00\x03", 4), UINT32_MAX},
+           {std::string("\x02\x00\x02\x03", 4), 1u},
+           {std::string("\x02\x00\x03\x03", 4), UINT32_MAX}}) {
+    ByteReader r = reader_of(bytes);
+    EventCodecState s = event_codec_state(probes(), 0);
+    Event e;
+    auto st = decode_event(r, s, e);
+    ASSERT_TRUE(st) << st.error().message;
+    EXPECT_EQ(e.kind, EventKind::Lost);
+    EXPECT_EQ(e.probe, want);
+    EXPECT_EQ(e.lost, 3u);
+  }
+}
+
+}  // namespace
+}  // namespace uprof
