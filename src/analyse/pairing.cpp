@@ -34,6 +34,7 @@ bool PairingCounts::balanced() const {
 Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_cost_ns)
     : function_of_probe_(functions.function_of_probe),
       role_of_probe_(functions.role_of_probe) {
+  for (const FunctionInfo& f : functions.functions) at_exits_.push_back(f.at_exits);
   if (std::any_of(hit_cost_ns.begin(), hit_cost_ns.end(), [](uint64_t c) { return c != 0; }))
     hit_cost_of_probe_.assign(hit_cost_ns.begin(), hit_cost_ns.end());
 }
@@ -79,6 +80,7 @@ uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
   t.live = true;
   t.probe_ns = 0;
   t.stack.clear();  // keeps its capacity from the slot's previous thread
+  t.trampolines = 0;
   thread_of_tid_.insert(tid_key(tid), index);
   last_tid_ = tid;
   last_thread_ = index;
@@ -90,6 +92,7 @@ void Pairer::release_thread(uint32_t index) {
   thread_of_tid_.erase(tid_key(t.tid));
   t.live = false;
   t.stack.clear();
+  t.trampolines = 0;
   free_threads_.push_back(index);
   if (last_thread_ == index) last_thread_ = UINT32_MAX;
 }
@@ -109,11 +112,29 @@ void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reaso
   });
 }
 
+void Pairer::pop_frame(Thread& t) {
+  if (t.stack.back().trampoline) --t.trampolines;
+  t.stack.pop_back();
+}
+
 void Pairer::close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink) {
   while (t.stack.size() > keep) {
     report_frame(t, t.stack.back(), reason, sink);
-    t.stack.pop_back();
+    pop_frame(t);
   }
+}
+
+void Pairer::close_popped_frames(Thread& t, uint64_t sp, PairingSink& sink) {
+  // From the top: a frame without a stack pointer above a popped one is popped too; the
+  // first frame with one that is still on the stack (above `sp`) keeps all below it.
+  std::size_t keep = t.stack.size();
+  for (std::size_t j = t.stack.size(); j > 0; --j) {
+    const Frame& f = t.stack[j - 1];
+    if (f.sp == 0) continue;
+    if (f.sp > sp) break;
+    keep = j - 1;
+  }
+  close_frames(t, keep, UnmatchedReason::Unwound, sink);
 }
 
 void Pairer::on_sample(const Event& e, PairingSink& sink) {
@@ -135,9 +156,11 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   Thread& t = threads_[thread(e.pid, e.tid, sink)];
   const uint64_t before = t.probe_ns;
   if (!hit_cost_of_probe_.empty()) t.probe_ns += hit_cost(e.probe);
+  const bool at_exits = fn < at_exits_.size() && at_exits_[fn];
   if (role == ProbeRole::Entry) {
     ++counts_.entries;
-    if (t.stack.size() >= kMaxUretprobeDepth) {
+    if (at_exits && e.frame) close_popped_frames(t, e.frame, sink);
+    if (!at_exits && t.trampolines >= kMaxUretprobeDepth) {
       // The kernel refused to arm this return ("uprobe: omit uretprobe due to
       // nestedness limit"): it will never come, and its frame does not count
       // toward the kernel's depth, so it is not pushed.
@@ -153,6 +176,9 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     f.loss_epoch = loss_epoch_;
     f.probe_ns_mark = t.probe_ns;
     f.nvalues = static_cast<uint8_t>(values.size());
+    f.trampoline = !at_exits;
+    t.trampolines += f.trampoline;
+    f.sp = at_exits ? e.frame : 0;
     f.missing = e.missing;
     std::copy(values.begin(), values.end(), f.values.begin());
     return;
@@ -160,7 +186,11 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
 
   ++counts_.returns;
   std::size_t i = t.stack.size();
-  while (i > 0 && t.stack[i - 1].function != fn) --i;
+  // At an exit, the frame with this stack pointer (a recursive function has one per level).
+  auto returns = [&](const Frame& f) {
+    return f.function == fn && (!at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame);
+  };
+  while (i > 0 && !returns(t.stack[i - 1])) --i;
   if (i == 0) {
     ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)];
     sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
@@ -188,7 +218,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
       .nested_probe_ns = before - f.probe_ns_mark,
       .spans_loss = loss_epoch_ != f.loss_epoch,
   });
-  t.stack.pop_back();
+  pop_frame(t);
 }
 
 void Pairer::on_lost(const Event& e) {
@@ -228,6 +258,7 @@ void Pairer::on_fork(const Event& e, PairingSink& sink) {
   if (!parent || threads_[*parent].stack.empty()) return;
   const uint32_t child = thread(e.pid, e.tid, sink);  // may move threads_: index again below
   threads_[child].stack = threads_[*parent].stack;
+  threads_[child].trampolines = threads_[*parent].trampolines;
   threads_[child].probe_ns = threads_[*parent].probe_ns;  // the copied frames' marks count from it
   counts_.inherited += threads_[child].stack.size();
 }

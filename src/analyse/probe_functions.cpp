@@ -38,6 +38,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
   auto attach = [&](uint32_t fn, const ProbeInfo& p) {
     FunctionInfo& f = out.functions[fn];
     (p.kind == ProbeKind::Entry ? f.entry_probe : f.return_probe) = p.index;
+    f.at_exits |= p.kind == ProbeKind::Exit;
     out.function_of_probe[p.index] = fn;
   };
 
@@ -47,7 +48,8 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
   for (const ProbeInfo& p : probes)
     if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries.insert({p.path, p.vaddr});
   auto is_entry = [&](const ProbeInfo& p) {
-    return p.offset_in_function == 0 && (!p.function.empty() || raw_entries.count({p.path, p.vaddr}));
+    return p.kind != ProbeKind::Exit && p.offset_in_function == 0 &&
+           (!p.function.empty() || raw_entries.count({p.path, p.vaddr}));
   };
 
   // Pass 1: probes at a function's entry address, grouped by (path, address).
@@ -71,9 +73,36 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       attach(add_function(p, name.str()), p);
     }
   }
-  // Pass 2: mid-function probes and (other) raw offsets outside functions count hits.
+  // Pass 2: exit probes join the entry of their function (without one, the exits of a
+  // function count hits together, under its name); mid-function probes and (other) raw
+  // offsets outside functions count hits.
+  std::map<std::pair<std::string_view, std::string_view>, uint32_t> exits_alone;
+  std::map<std::pair<std::string_view, std::string_view>, uint32_t> entry_of_symbol;  // the first
+  for (const ProbeInfo& p : probes) {
+    if (p.kind != ProbeKind::Entry || !is_entry(p)) continue;
+    const auto it = at_entry.find({p.path, p.vaddr});
+    if (it != at_entry.end() && out.functions[it->second].entry_probe == p.index)
+      entry_of_symbol.try_emplace({p.path, p.symbol}, it->second);
+  }
   for (const ProbeInfo& p : probes) {
     if (is_entry(p)) continue;
+    if (p.kind == ProbeKind::Exit) {
+      const auto found = entry_of_symbol.find({p.path, p.symbol});
+      const uint32_t owner = found == entry_of_symbol.end() ? kNoFunction : found->second;
+      if (owner != kNoFunction) {
+        FunctionInfo& f = out.functions[owner];
+        if (f.return_probe == kNoProbe) f.return_probe = p.index;
+        f.at_exits = true;
+        out.function_of_probe[p.index] = owner;
+        continue;
+      }
+      auto [alone, fresh] = exits_alone.try_emplace({p.path, p.symbol}, 0);
+      if (fresh) alone->second = add_function(p, p.function);
+      out.function_of_probe[p.index] = alone->second;
+      if (out.functions[alone->second].return_probe == kNoProbe) out.functions[alone->second].return_probe = p.index;
+      out.functions[alone->second].at_exits = true;
+      continue;
+    }
     attach(add_function(p, display_name(p)), p);
   }
 
@@ -98,6 +127,10 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       out.first_slot_of_probe[f.return_probe] = f.return_values_at;
     }
   }
+  // Every exit probe of a function shares the first one's value layout.
+  for (const ProbeInfo& p : probes)
+    if (p.kind == ProbeKind::Exit && out.function_of_probe[p.index] != kNoFunction)
+      out.first_slot_of_probe[p.index] = out.functions[out.function_of_probe[p.index]].return_values_at;
   return out;
 }
 

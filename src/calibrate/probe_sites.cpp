@@ -106,7 +106,12 @@ std::vector<uint64_t> probe_hit_costs_for(const EngineCosts& t, const std::vecto
     double ns = 0;
     if (cc) {
       ProbeRole role = fns.role(p.index);
-      ns = role == ProbeRole::Entry || role == ProbeRole::Return ? cc->call_ns / 2
+      const uint32_t fn = p.index < fns.function_of_probe.size() ? fns.function_of_probe[p.index] : kNoFunction;
+      // A function measured at its exits has no return trampoline: each of its probes
+      // is a plain uprobe on its own instruction.
+      const bool at_exits = fn != kNoFunction && fns.functions[fn].at_exits;
+      ns = at_exits                                                  ? cc->entry_ns
+           : role == ProbeRole::Entry || role == ProbeRole::Return ? cc->call_ns / 2
            : p.kind == ProbeKind::Return                          ? cc->return_ns
                                                                   : cc->entry_ns;
     }

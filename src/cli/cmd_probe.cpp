@@ -7,6 +7,7 @@
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
 #include "uprof/record/site_placement.h"
+#include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
 #include "uprof/resolve/insn_class.h"
@@ -115,6 +116,8 @@ int cmd_probe(int argc, char** argv) {
     }
     return 0;
   }
+  // How record measures each function's returns (record/unwind_risk.h).
+  if (auto s = mark_unwind_risk(resolver, all_probes); !s) return fail(s.error().message);
   // Where record puts each entry probe (its values bound as record binds them), and
   // what the kernel will do with the instruction there: what a hit costs.
   std::vector<Placement> placements(all_probes.size());
@@ -129,7 +132,8 @@ int cmd_probe(int argc, char** argv) {
     placements.clear();
     if (auto s = place_sites(resolver, all_probes, PlanOptions{}, moves, &placements); !s) return fail(s.error().message);
   }
-  std::vector<std::string> first_insn;
+  std::vector<std::string> first_insn, returns;
+  for (const auto& p : all_probes) returns.push_back(describe_returns(p));
   for (std::size_t i = 0; i < all_probes.size(); i++) {
     const auto& p = all_probes[i];
     auto info = classify_probe_site(p.path, p.arch, p.file_offset);
@@ -138,7 +142,7 @@ int cmd_probe(int argc, char** argv) {
     else if (!placements[i].kept_because.empty()) text += "; stays: " + placements[i].kept_because;
     first_insn.push_back(std::move(text));
   }
-  std::cout << render_resolved(all_probes, first_insn);
+  std::cout << render_resolved(all_probes, first_insn, returns);
   return 0;
 }
 

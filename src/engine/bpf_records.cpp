@@ -41,6 +41,7 @@ Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) 
         if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
       e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
       missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
+      finish_sample(probe, e);
       recorded_[h->probe]++;
       samples_++;
       break;

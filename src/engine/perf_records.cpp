@@ -57,6 +57,7 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     e.tid = s.tid;
     e.time = s.time;
     missing_values_ += extract_values(s, plan_.probes[info.probe].values, arch_.sp_reg, e);
+    finish_sample(plan_.probes[info.probe], e);
     recorded_[info.probe]++;
     samples_++;
     last_time_ = s.time;

@@ -32,16 +32,31 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
   return {t.render(), hits.size()};
 }
 
-std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn) {
+std::string describe_returns(const ResolvedProbe& p) {
+  if (p.offset_in_function != 0 || p.function.empty()) return "-";
+  if (p.return_risk.empty()) return "return probe";
+  if (p.exits.empty()) return "none: " + p.exits_blocker;
+  std::size_t tail = 0;
+  for (const auto& x : p.exits) tail += x.tail_call;
+  std::string s = "at " + std::to_string(p.exits.size()) + " exit" + (p.exits.size() > 1 ? "s" : "");
+  if (tail) s += " (" + std::to_string(tail) + " tail call" + (tail > 1 ? "s" : "") + ")";
+  return s;
+}
+
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn,
+                            const std::vector<std::string>& returns) {
   std::vector<TextTable::Column> cols{{"SPEC"}, {"PROBE"}, {"FILE"}, {"OFFSET", Align::Right}, {"ADDRESS", Align::Right},
                                       {"BUILD-ID"}};
   bool with_insn = first_insn.size() == probes.size() && !probes.empty();
+  bool with_returns = returns.size() == probes.size() && !probes.empty();
+  if (with_returns) cols.push_back({"RETURNS"});
   if (with_insn) cols.push_back({"FIRST-INSN"});
   TextTable t(std::move(cols));
   for (std::size_t i = 0; i < probes.size(); i++) {
     const auto& p = probes[i];
     std::vector<std::string> row{p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr),
                                  p.build_id.empty() ? "-" : p.build_id};
+    if (with_returns) row.push_back(returns[i]);
     if (with_insn) row.push_back(first_insn[i]);
     t.add_row(std::move(row));
   }

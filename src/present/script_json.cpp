@@ -41,7 +41,7 @@ class JsonLinesSink final : public ScriptSink {
   void on_sample(const Event& e, uint32_t function, std::optional<uint64_t> call_duration,
                  std::string_view comm) override {
     const ProbeInfo& p = ctx_.probes[e.probe];
-    const bool is_ret = p.kind == ProbeKind::Return;
+    const bool is_ret = p.kind != ProbeKind::Entry;
     JsonWriter w;
     w.begin_object();
     w.field("time_ns", e.time);

@@ -76,7 +76,7 @@ class TextSink final : public ScriptSink {
     const ProbeInfo& p = ctx_.probes[h.probe];
     const std::string& name = ctx_.functions.functions[h.function].name;
     ctx_.out << prefix(h.time, h.pid, h.tid, comm);
-    if (p.kind == ProbeKind::Return) ctx_.out << name << "%return" << return_text(p.values, h.values, h.missing);
+    if (p.kind != ProbeKind::Entry) ctx_.out << name << "%return" << return_text(p.values, h.values, h.missing);
     else ctx_.out << call_name(name) << "(" << values_list(p.values, h.values, h.missing, 0, p.values.size()) << ")";
     ctx_.out << "\n";
   }

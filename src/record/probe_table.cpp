@@ -7,6 +7,19 @@
 #include "uprof/record/value_binding.h"
 
 namespace uprof {
+namespace {
+
+// What the engines read at `p`: its values, and the stack pointer last for a frame probe.
+ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch) {
+  ProbeCapture c{.probe = p.index, .path = p.path, .file_offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
+                 .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call};
+  if (p.frame)
+    c.values.push_back(ValueSpec{.name = "$sp", .source = ValueSource::Register, .reg = arch.sp_reg, .hex = true});
+  c.reads = reads_for(c.values, arch);
+  return c;
+}
+
+}  // namespace
 
 Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
   ProbeTable plan;
@@ -27,13 +40,19 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     bool at_entry = r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
     bool want_entry = !r.is_return && !opts.return_only;
     bool want_return = at_entry && (r.is_return || !opts.entry_only);
+    // A function an exception may unwind through is measured at its own exits, or,
+    // when they cannot all be seen, not at all (record/unwind_risk.h).
     const bool risky = !r.return_risk.empty() && !opts.unsafe_returns;
-    if (risky && r.is_return)
-      return err("spec: '", r.spec, "': ", r.return_risk, "; --unsafe-returns probes it anyway");
-    if (risky && !r.typed_return_implicit)
-      return err("spec: '", r.spec, "': $retval needs a return probe, and ", r.return_risk,
+    const bool at_exits = risky && !r.exits.empty();
+    const std::string blocked =
+        !risky || at_exits ? std::string()
+                           : r.return_risk + ", and its exits cannot all be probed: " + r.exits_blocker;
+    if (!blocked.empty() && r.is_return)
+      return err("spec: '", r.spec, "': ", blocked, "; --unsafe-returns probes it anyway");
+    if (!blocked.empty() && !r.typed_return_implicit)
+      return err("spec: '", r.spec, "': $retval needs a return probe, and ", blocked,
                  "; --unsafe-returns probes it anyway");
-    if (risky) want_return = false;
+    if (!blocked.empty()) want_return = false;
     if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
       return_values.insert(return_values.begin(), r.typed_return.begin(), r.typed_return.end());
     }
@@ -51,14 +70,20 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
       return err("spec: '", r.spec, "': values ", r.values.front().text, "... need an entry probe, and there is none");
     if (!want_return && !return_values.empty())
       return err("spec: '", r.spec, "': $retval needs a return probe, and ",
-                 risky                  ? r.return_risk + "; --unsafe-returns probes it anyway"
+                 !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
                  : at_entry             ? "--entry-only removed it"
                  : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
                                       : "a probe inside a function has none");
     if (!want_entry && !want_return) continue;
 
-    auto add = [&](ProbeKind kind, std::vector<ValueSpec> values) -> Status {
-      auto [at, fresh] = seen.emplace(std::make_tuple(r.path, r.file_offset, kind), plan.probes.size());
+    // Where a probe of `kind` goes: the (placed) entry site, or an exit instruction.
+    struct Site {
+      uint64_t vaddr, file_offset, offset_in_function;
+      bool tail_call = false;
+    };
+    const Site entry_site{r.vaddr, r.file_offset, r.offset_in_function};
+    auto add = [&](ProbeKind kind, std::vector<ValueSpec> values, const Site& site) -> Status {
+      auto [at, fresh] = seen.emplace(std::make_tuple(r.path, site.file_offset, kind), plan.probes.size());
       if (!fresh) {
         // Probed already by an earlier spec: its values gain the ones not there
         // yet (`-e 'add %di' -e 'add%return %lr'`).
@@ -71,24 +96,31 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
           return err("spec: '", r.spec, "': with the values of '", p.spec, "' on the same probe, more than ",
                      kMaxValues, " value slots");
         p.values = std::move(merged);
-        ProbeCapture& c = plan.capture.probes[at->second];
-        c.values = p.values;
-        c.reads = reads_for(p.values, arch);
+        p.frame |= at_exits;
+        plan.capture.probes[at->second] = capture_for(p, arch);
         return ok();
       }
       ProbeInfo p{.index = static_cast<uint32_t>(plan.probes.size()), .kind = kind, .spec = r.spec,
                   .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
-                  .file_offset = r.file_offset, .vaddr = r.vaddr, .offset_in_function = r.offset_in_function,
-                  .values = std::move(values)};
+                  .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
+                  .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call};
       plan.capture.arch = r.arch;
-      plan.capture.probes.push_back({.probe = p.index, .path = p.path, .file_offset = p.file_offset,
-                                     .is_return = kind == ProbeKind::Return, .reads = reads_for(p.values, arch),
-                                     .values = p.values});
+      plan.capture.probes.push_back(capture_for(p, arch));
       plan.probes.push_back(std::move(p));
       return ok();
     };
-    if (want_entry) UPROF_TRY(add(ProbeKind::Entry, std::move(entry_values)));
-    if (want_return) UPROF_TRY(add(ProbeKind::Return, std::move(return_values)));
+    if (want_entry) UPROF_TRY(add(ProbeKind::Entry, std::move(entry_values), entry_site));
+    if (want_return && !at_exits) UPROF_TRY(add(ProbeKind::Return, std::move(return_values), entry_site));
+    if (want_return && at_exits) {
+      // The exit instructions are in the function's own file and segment (a split-off
+      // part too); the entry site may have moved off the symbol (record/site_placement.h).
+      // An exit in a part below the symbol is labelled with the function alone.
+      for (const ExitSite& x : r.exits) {
+        const Site site{x.vaddr, r.file_offset - r.vaddr + x.vaddr,
+                        x.vaddr >= r.function_addr ? x.vaddr - r.function_addr : 0, x.tail_call};
+        UPROF_TRY(add(ProbeKind::Exit, return_values, site));
+      }
+    }
   }
   if (plan.probes.empty()) return err("record: nothing to probe (--entry-only and --return-only together?)");
   return plan;

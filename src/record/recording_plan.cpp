@@ -54,21 +54,34 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   }
   UPROF_TRY(mark_unwind_risk(resolver, resolved));
   if (!request.plan.unsafe_returns && !request.plan.entry_only) {
-    std::vector<std::string> names;
-    for (const auto& p : resolved)
-      if (!p.return_risk.empty() && !p.is_return && std::find(names.begin(), names.end(), p.function) == names.end())
-        names.push_back(p.function);
-    if (!names.empty()) {
-      std::string list;
-      for (std::size_t i = 0; i < names.size() && i < 3; i++) list += (i ? ", " : "") + names[i];
-      if (names.size() > 3) list += ", ...";
-      plan.notes.push_back("no return probes on " + std::to_string(names.size()) + " C++ function" +
-                           (names.size() > 1 ? "s" : "") + " that call others (" + list +
-                           "): an exception unwinding through a return probe aborts the program (the kernel's "
-                           "return trampoline has no unwind information), so their calls are counted and their "
-                           "latency is not; --unsafe-returns probes them anyway, for a program that throws through "
-                           "none of them");
+    std::vector<std::string> at_exits, none;
+    std::string why_none;
+    for (const auto& p : resolved) {
+      if (p.return_risk.empty() || p.is_return) continue;
+      auto& names = p.exits.empty() ? none : at_exits;
+      if (std::find(names.begin(), names.end(), p.function) != names.end()) continue;
+      names.push_back(p.function);
+      if (p.exits.empty() && why_none.empty()) why_none = p.function + ": " + p.exits_blocker;
     }
+    auto list = [](const std::vector<std::string>& names) {
+      std::string s;
+      for (std::size_t i = 0; i < names.size() && i < 3; i++) s += (i ? ", " : "") + names[i];
+      if (names.size() > 3) s += ", ...";
+      return std::to_string(names.size()) + " C++ function" + (names.size() > 1 ? "s" : "") + " that call others (" +
+             s + ")";
+    };
+    const std::string trampoline =
+        "an exception unwinding through a return probe aborts the program (the kernel's return trampoline has no "
+        "unwind information)";
+    if (!at_exits.empty())
+      plan.notes.push_back("returns of " + list(at_exits) + " are measured at their exit instructions, not by return "
+                           "probes: " + trampoline + "; a call an exception leaves is counted as unwound, and one "
+                           "that ends in a tail call ends at the jump, without a return value");
+    if (!none.empty())
+      plan.notes.push_back("no return probes on " + list(none) + ": " + trampoline +
+                           ", and their exits cannot all be probed (" + why_none +
+                           "), so their calls are counted and their latency is not; --unsafe-returns probes them "
+                           "anyway, for a program that throws through none of them");
   }
   if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
   UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan));

@@ -1,7 +1,10 @@
 #include "uprof/record/unwind_risk.h"
 
 #include <map>
+#include <memory>
 #include <string>
+
+#include "uprof/resolve/function_exits.h"
 
 namespace uprof {
 
@@ -26,24 +29,41 @@ bool is_cxx_with_exceptions(const ElfFile& elf) {
 }  // namespace
 
 Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes) {
-  std::map<std::pair<std::string, uint64_t>, bool> decided;
+  struct Decision {
+    bool risky = true;
+    ExitScan exits{};
+  };
+  std::map<std::pair<std::string, uint64_t>, Decision> decided;
   std::map<std::string, bool> cxx;
+  std::map<std::string, std::unique_ptr<FunctionExits>> exits_of;  // by path
   for (ResolvedProbe& p : probes) {
     if (p.offset_in_function != 0 || p.function.empty()) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
     auto [c, first] = cxx.try_emplace(p.path, false);
     if (first) c->second = is_cxx_with_exceptions(img->elf);
     if (!c->second) continue;
-    auto [it, fresh] = decided.try_emplace({p.path, p.function_addr}, true);
+    auto [it, fresh] = decided.try_emplace({p.path, p.function_addr});
     if (fresh) {
-      UPROF_ASSIGN(const InsnDecoder* d, resolver.decoder(p.arch));
-      UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, p.function_addr, p.function_size));
-      it->second = p.function_size == 0 || calls_out(*d, code, p.function_addr);
+      Decision& d = it->second;
+      if (p.function_size == 0) {
+        d.exits.blocker = "its size is not known";
+      } else {
+        UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
+        UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, p.function_addr, p.function_size));
+        d.risky = calls_out(*dec, code, p.function_addr);
+        if (d.risky) {
+          auto& exits = exits_of[p.path];
+          if (!exits) exits = std::make_unique<FunctionExits>(resolver, *img, p.arch);
+          UPROF_ASSIGN(d.exits, exits->scan(p.symbol, p.function_addr, code));
+        }
+      }
     }
-    if (it->second)
-      p.return_risk = "a C++ exception unwinding through " + p.function +
-                      " would abort the program under a return probe (the kernel's return trampoline has no unwind "
-                      "information)";
+    if (!it->second.risky) continue;
+    p.return_risk = "a C++ exception unwinding through " + p.function +
+                    " would abort the program under a return probe (the kernel's return trampoline has no unwind "
+                    "information)";
+    p.exits = it->second.exits.sites;
+    p.exits_blocker = it->second.exits.blocker;
   }
   return ok();
 }

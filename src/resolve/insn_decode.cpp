@@ -116,11 +116,21 @@ std::optional<DecodedInsn> InsnDecoder::decode(std::span<const uint8_t> code, ui
   out.text = in->mnemonic;
   if (in->op_str[0]) out.text += std::string(" ") + in->op_str;
   const cs_detail* d = in->detail;
-  const bool jump = has_group(d, CS_GRP_JUMP), call = has_group(d, CS_GRP_CALL), ret = has_group(d, CS_GRP_RET);
+  const std::string_view mnemonic = in->mnemonic;
+  // arm64's calls by name too: Capstone 4 puts bl and blr in the jump group only.
+  const bool call = has_group(d, CS_GRP_CALL) ||
+                    (arch_ == Arch::Arm64 && (mnemonic == "bl" || mnemonic == "blr" || mnemonic.starts_with("blra")));
+  const bool jump = has_group(d, CS_GRP_JUMP) && !call;
+  // arm64's returns by name too: Capstone 4 does not put every one in the return group.
+  const bool ret = has_group(d, CS_GRP_RET) ||
+                   (arch_ == Arch::Arm64 && (mnemonic == "ret" || mnemonic == "retaa" || mnemonic == "retab"));
   const bool relative = has_group(d, CS_GRP_BRANCH_RELATIVE);
   out.changes_flow = jump || call || ret || relative || has_group(d, CS_GRP_INT) || has_group(d, CS_GRP_IRET);
   out.indirect_jump = jump && !relative && !call && !ret;
   out.is_call = call;
+  out.is_return = ret;
+  out.conditional = relative && !call && !ret &&
+                    (arch_ == Arch::X86_64 ? !mnemonic.starts_with("jmp") : mnemonic != "b");
 
   const ArchInfo& a = arch_info(arch_);
   cs_regs read{}, written{};

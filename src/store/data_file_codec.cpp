@@ -11,6 +11,10 @@
 namespace uprof {
 namespace {
 
+// Flags above the probe kind in its byte (format 1.2).
+constexpr uint8_t kFrameFlag = 0x80;
+constexpr uint8_t kTailCallFlag = 0x40;
+
 Error bad(const char* section, const ByteReader& r, const char* what) {
   return err(section, " at payload byte ", r.offset(), ": ", what);
 }
@@ -176,7 +180,8 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
   put_varint(out, probes.size());
   for (const auto& p : probes) {
     put_varint(out, p.index);
-    out.push_back(static_cast<char>(p.kind));
+    out.push_back(static_cast<char>(static_cast<uint8_t>(p.kind) | (p.frame ? kFrameFlag : 0) |
+                                    (p.tail_call ? kTailCallFlag : 0)));
     put_string(out, p.spec);
     put_string(out, p.path);
     put_string(out, p.build_id);
@@ -209,9 +214,11 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
     auto idx = get_varint(r);
     auto kind = r.read<uint8_t>();
     if (!idx || *idx != i) return bad("PROBES", r, "probe index out of order");
-    if (!kind || *kind > 1) return bad("PROBES", r, "bad probe kind");
+    if (!kind || (*kind & ~(kFrameFlag | kTailCallFlag)) > 2) return bad("PROBES", r, "bad probe kind");
     p.index = static_cast<uint32_t>(i);
-    p.kind = static_cast<ProbeKind>(*kind);
+    p.kind = static_cast<ProbeKind>(*kind & ~(kFrameFlag | kTailCallFlag));
+    p.frame = *kind & kFrameFlag;
+    p.tail_call = *kind & kTailCallFlag;
     for (std::string* s : {&p.spec, &p.path, &p.build_id, &p.function, &p.symbol}) {
       auto v = get_string(r, 64 << 10);
       if (!v) return bad("PROBES", r, "truncated string");
@@ -282,7 +289,10 @@ Result<Trailer> decode_trailer(ByteReader& r) {
 
 EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time) {
   EventCodecState s{.time = base_time, .nvalues = {}};
-  for (const auto& p : probes) s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
+  for (const auto& p : probes) {
+    s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
+    s.frame.push_back(p.frame);
+  }
   return s;
 }
 
@@ -302,6 +312,7 @@ void encode_event(const Event& e, EventCodecState& state, std::string& out) {
       // As many values as the probe has, whatever the event holds (missing ones as 0).
       uint8_t n = e.probe < state.nvalues.size() ? state.nvalues[e.probe] : 0;
       for (uint8_t i = 0; i < n; i++) put_varint(out, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
+      if (e.probe < state.frame.size() && state.frame[e.probe]) put_varint(out, e.frame);
       break;
     }
     case EventKind::Lost:
@@ -337,6 +348,7 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.nvalues = 0;
   e.missing = 0;
   e.lost = 0;
+  e.frame = 0;
   e.comm.clear();
   switch (*kind) {
     case kPartialSampleKind:
@@ -361,6 +373,11 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
         e.values[i] = static_cast<uint64_t>(unzigzag(*v));
       }
       e.nvalues = n;
+      if (e.probe < state.frame.size() && state.frame[e.probe]) {
+        auto sp = get_varint(r);
+        if (!sp) return bad("EVENTS", r, "truncated sample stack pointer");
+        e.frame = *sp;
+      }
       return ok();
     }
     case static_cast<uint8_t>(EventKind::Lost): {

@@ -50,6 +50,8 @@ TEST(InsnDecode, X86LengthsWritesAndBranches) {
   auto je = one(*d, {0x74, 0x10}, 0x1000);  // je 0x1012
   EXPECT_TRUE(je.changes_flow);
   EXPECT_EQ(je.direct_target, 0x1012u);
+  EXPECT_TRUE(je.conditional);
+  EXPECT_FALSE(one(*d, {0xeb, 0x10}).conditional);  // jmp rel8
   auto call = one(*d, {0xe8, 0x00, 0x01, 0x00, 0x00}, 0x2000);
   EXPECT_EQ(call.direct_target, 0x2105u);
   EXPECT_TRUE(call.writes_memory);
@@ -76,8 +78,19 @@ TEST(InsnDecode, Arm64WritesAndBranches) {
   auto bl = one(*d, {0x02, 0x00, 0x00, 0x94}, 0x4000);  // bl 0x4008
   EXPECT_TRUE(bl.changes_flow);
   EXPECT_EQ(bl.direct_target, 0x4008u);
+  EXPECT_TRUE(bl.is_call);
+  EXPECT_FALSE(bl.indirect_jump);
+  auto blr = one(*d, {0x00, 0x02, 0x3f, 0xd6});  // blr x16
+  EXPECT_TRUE(blr.is_call);
+  EXPECT_FALSE(blr.indirect_jump);
+  auto ret = one(*d, {0xc0, 0x03, 0x5f, 0xd6});
+  EXPECT_TRUE(ret.is_return);
+  EXPECT_FALSE(ret.indirect_jump);
   auto cbz = one(*d, {0x40, 0x00, 0x00, 0xb4}, 0x4000);  // cbz x0, 0x4008
   EXPECT_EQ(cbz.direct_target, 0x4008u);
+  EXPECT_TRUE(cbz.conditional);
+  EXPECT_FALSE(bl.conditional);
+  EXPECT_FALSE(one(*d, {0x02, 0x00, 0x00, 0x14}, 0x4000).conditional);  // b 0x4008
   auto br = one(*d, {0x00, 0x02, 0x1f, 0xd6});  // br x16
   EXPECT_TRUE(br.indirect_jump);
 }

@@ -92,6 +92,47 @@ TEST(EventCodec, ASampleIsItsDocumentedBytes) {
   EXPECT_EQ(bytes, std::string("\x06\x13\x01\x29\x01\x01\x00", 7));
 }
 
+// An exit probe's samples end with the stack pointer (format 1.2), and its kind and
+// flags survive the probe table.
+TEST(EventCodec, ExitProbesAndTheStackPointerOfTheirSamplesRoundTrip) {
+  std::vector<ProbeInfo> table = probes();
+  table[0].frame = true;
+  table.push_back(test::probe(2, ProbeKind::Exit, "add", 0x1150, {"%ax"}, 0x17));
+  table.back().frame = true;
+  table.back().tail_call = true;
+  std::string encoded = encode_probes(table);
+  ByteReader pr = reader_of(encoded);
+  auto back = decode_probes(pr);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_TRUE((*back)[0].frame);
+  EXPECT_FALSE((*back)[1].frame);
+  EXPECT_EQ((*back)[2].kind, ProbeKind::Exit);
+  EXPECT_TRUE((*back)[2].frame);
+  EXPECT_TRUE((*back)[2].tail_call);
+  EXPECT_FALSE((*back)[0].tail_call);
+
+  Event entry = sample(0, 10, {1, 2, 3});
+  entry.frame = 0x7ffc12345678;
+  Event ret = sample(1, 20, {5});  // a return probe's sample: no stack pointer stored
+  ret.frame = 99;
+  Event exit = sample(2, 30, {9});
+  exit.frame = 0x7ffc12345678;
+  EventCodecState enc = event_codec_state(*back, 0);
+  std::string bytes;
+  for (const Event* e : {&entry, &ret, &exit}) encode_event(*e, enc, bytes);
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(*back, 0);
+  std::vector<uint64_t> frames;
+  for (int i = 0; i < 3; i++) {
+    Event got;
+    ASSERT_TRUE(decode_event(r, dec, got));
+    frames.push_back(got.frame);
+  }
+  EXPECT_EQ(frames, (std::vector<uint64_t>{0x7ffc12345678, 0, 0x7ffc12345678}));
+  EXPECT_TRUE(r.at_end());
+}
+
 TEST(EventCodec, SamplesHoldAsManyValuesAsTheirProbe) {
   // The file stores no count per sample: the probe table says how many.
   EventCodecState enc = event_codec_state(probes(), 0);

@@ -12,11 +12,15 @@
 //                       (exit() or pthread_exit() from inside, or exec, which
 //                       the event stream does not tell apart from a rename)
 //   Unwound             a return of an outer frame arrived while this inner one was
-//                       open: longjmp or a C++ exception left it without returning
+//                       open: longjmp or a C++ exception left it without returning;
+//                       or, for a function measured at its exits, whose samples carry
+//                       the stack pointer, a new entry at or above its frame's stack
+//                       pointer (the frame was popped without a return, as the kernel
+//                       drops stale return instances)
 //   NestingLimit        the kernel arms no return probe past MAX_URETPROBE_DEPTH
 //                       (64) open return-probed frames per task; such an entry is
 //                       reported at once and never pushed, as the kernel does not
-//                       count it either
+//                       count it either (frames measured at their exits do not count)
 //   Lost                the events were lost while this call was open: its return
 //                       may be among them, so "unwound" or "exited" would be a guess
 //   RecordingStopped    still open when the recording ended
@@ -26,7 +30,11 @@
 // vector that keeps its capacity, an exited thread's slot is reused, and no event
 // allocates once those have reached their high-water marks.
 //
-// Limits, from what the stream carries (time, no stack pointer):
+// An exit probe returns the innermost open frame of its function with the same stack
+// pointer (at an exit the stack pointer is the entry's again: resolve/exit_sites.h).
+//
+// Limits, for functions with return probes, from what the stream carries (time, no
+// stack pointer):
 //  - a longjmp from an inner f to a setjmp in an outer f of the same function,
 //    followed by that outer f's return, pairs the return with the inner frame;
 //  - after a longjmp the kernel drops the stale frames at the next entry, we only at
@@ -150,7 +158,9 @@ class Pairer {
     uint64_t loss_epoch = 0;  // Lost events seen before the entry
     uint64_t probe_ns_mark = 0;  // Thread::probe_ns after the entry's own hit
     uint8_t nvalues = 0;
+    bool trampoline = true;   // a return probe's: counts toward the kernel's nesting limit
     uint32_t missing = 0;
+    uint64_t sp = 0;          // the entry's stack pointer (0: not carried)
     std::array<uint64_t, kMaxValues> values{};
   };
   struct Thread {
@@ -159,6 +169,7 @@ class Pairer {
     bool live = false;
     uint64_t probe_ns = 0;     // the cost of every probe hit on this thread so far
     std::vector<Frame> stack;
+    std::size_t trampolines = 0;  // frames in `stack` with `trampoline` set
   };
 
   void on_sample(const Event& e, PairingSink& sink);
@@ -177,7 +188,12 @@ class Pairer {
   void close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink);
   void report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink);
 
+  void pop_frame(Thread& t);
+  // For an entry at stack pointer `sp`: frames whose stack is gone were left unreturned.
+  void close_popped_frames(Thread& t, uint64_t sp, PairingSink& sink);
+
   std::vector<uint32_t> function_of_probe_;
+  std::vector<bool> at_exits_;           // by function: FunctionInfo::at_exits
   std::vector<ProbeRole> role_of_probe_;
   std::vector<uint64_t> hit_cost_of_probe_;  // empty: hit costs are not counted
   uint64_t loss_epoch_ = 0;              // Lost events so far

@@ -14,6 +14,15 @@
 // own hits-only function "parse [probe #4]": pairing two entry hits of one call
 // against one return would leave a phantom open frame, and merging their values
 // is the recorder's job (it should emit one probe with both value lists).
+//
+// Exit probes (one per exit instruction of a function measured at its exits) belong
+// to the entry probe of the same path and symbol (the entry site may have moved a few
+// bytes off the symbol, and an exit may lie in a split-off `.cold` part). All of them
+// are the function's return side; `return_probe` is the first, for the value layout
+// they share.
+//   #4 Entry  inner  ./app  vaddr 0x1270 off 0      -> function 3 "inner" (paired, exits)
+//   #5 Exit   inner  ./app  vaddr 0x1276 off 0x6    -> function 3 (a tail call: jmp leaf)
+//   #6 Exit   inner  ./app  vaddr 0x12a0 off 0x30   -> function 3 (ret)
 #pragma once
 
 #include <cstdint>
@@ -44,6 +53,9 @@ struct FunctionInfo {
   // The values a call captures: the entry probe's, then the return probe's.
   std::vector<ValueSpec> values{};
   uint16_t return_values_at = 0;  // index in `values` of the return probe's first value
+  // Its returns are Exit probes: no return trampoline, so no kernel nesting limit, and
+  // its samples carry the stack pointer (Event::frame).
+  bool at_exits = false;
 
   bool paired() const { return entry_probe != kNoProbe && return_probe != kNoProbe; }
 };

@@ -34,7 +34,23 @@ struct ProbeCapture {
   // How an event's value slots come out of what was read: one slot per ValueSpec,
   // in order (the probe table's values for this probe).
   std::vector<ValueSpec> values{};
+  // The last slot of `values` is the stack pointer, for Event::frame (ProbeInfo::frame);
+  // `tail_call`: an exit by a tail-call jump, whose return values are not known yet.
+  bool frame = false;
+  bool tail_call = false;
 };
+
+// What an engine does with an event of `probe` once its slots are filled: the stack
+// pointer slot moves to Event::frame, and a tail-call exit's values are marked missing.
+inline void finish_sample(const ProbeCapture& probe, Event& e) {
+  if (probe.frame && e.nvalues > 0) {
+    e.nvalues--;
+    e.frame = (e.missing >> e.nvalues) & 1 ? 0 : e.values[e.nvalues];
+    e.missing &= ~(1u << e.nvalues);
+    e.values[e.nvalues] = 0;
+  }
+  if (probe.tail_call) e.missing |= e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1;
+}
 
 struct CapturePlan {
   Arch arch = Arch::X86_64;

@@ -64,7 +64,12 @@ struct ValueSpec {
   bool typed() const { return !type.empty() || source == ValueSource::Constant || source == ValueSource::Unavailable; }
 };
 
-enum class ProbeKind : uint8_t { Entry = 0, Return = 1 };
+// Entry: a uprobe at the function's entry (or any instruction); Return: a return probe
+// (the kernel's trampoline); Exit: a uprobe on one of the function's own exit
+// instructions (`ret`, a tail-call jump), which measures returns where a trampoline
+// could abort the program (record/unwind_risk.h). A function has one Exit probe per
+// exit instruction.
+enum class ProbeKind : uint8_t { Entry = 0, Return = 1, Exit = 2 };
 
 struct ProbeInfo {
   uint32_t index = 0;           // position in the probe table; events refer to it
@@ -78,6 +83,11 @@ struct ProbeInfo {
   uint64_t vaddr = 0;
   uint64_t offset_in_function = 0;
   std::vector<ValueSpec> values;
+  // Each hit carries the stack pointer (Event::frame): the entry and exit probes of a
+  // function measured at its exits, so that pairing can tell the frames an exception
+  // left. Exit probes at a tail-call jump have no return value yet (`tail_call`).
+  bool frame = false;
+  bool tail_call = false;
 };
 
 struct RecordingMeta {
@@ -124,6 +134,7 @@ struct Event {
   uint32_t missing = 0;         // Sample: bit i set when value i could not be read (stored as 0)
   uint64_t lost = 0;            // Lost
   std::string comm;             // Comm
+  uint64_t frame = 0;           // Sample of a ProbeInfo::frame probe: the stack pointer (0: unknown)
 };
 
 struct ProbeCount {

@@ -23,7 +23,13 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
 
 // SPEC PROBE FILE OFFSET ADDRESS BUILD-ID, one line per resolved probe; then FIRST-INSN
 // when `first_insn` has one text per probe ("emulated (push %rbp)", insn_class.h).
-std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn = {});
+// `returns`: how each function's returns are measured (describe_returns), a column
+// when given, like `first_insn`.
+std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn = {},
+                            const std::vector<std::string>& returns = {});
+// "return probe", "at 2 exits (1 tail call)", "none: an indirect jump at +0x4 ... may leave it",
+// "-" for a probe inside a function (record/unwind_risk.h).
+std::string describe_returns(const ResolvedProbe& p);
 
 // `uprof probe --vars`: each parameter of the function at a probe, its type,
 // and where it lives at that address, then the return value:

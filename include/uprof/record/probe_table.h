@@ -20,7 +20,8 @@ struct PlanOptions {
   bool entry_only = false;   // --entry-only: no return probes
   bool return_only = false;  // --return-only: no entry probes
   // --unsafe-returns: return probes also where a C++ exception could unwind through them
-  // (ResolvedProbe::return_risk); by default those functions get entry probes only.
+  // (ResolvedProbe::return_risk); by default those functions are measured by probes on
+  // their exit instructions (ResolvedProbe::exits), or get entry probes only.
   bool unsafe_returns = false;
 };
 

@@ -22,7 +22,8 @@
 
 namespace uprof {
 
-// Sets `return_risk` on each function-entry probe at risk (why, in a few words).
+// Sets `return_risk` on each function-entry probe at risk (why, in a few words), and
+// its exit instructions (`exits`), or why they cannot all be seen (`exits_blocker`).
 Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes);
 
 // Pure: whether the function's code (from its symbol) calls out of itself.

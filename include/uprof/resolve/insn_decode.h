@@ -30,6 +30,8 @@ struct DecodedInsn {
   bool changes_flow = false;  // any jump, call, return, interrupt or system call
   bool indirect_jump = false; // a jump through a register or memory (not a call or return)
   bool is_call = false;       // call (x86-64), bl / blr (arm64)
+  bool is_return = false;
+  bool conditional = false;   // a direct branch that may fall through (jcc, jrcxz; b.cond, cbz, tbz)     // ret (x86-64, with or without an immediate), ret / retaa / retab (arm64)
   std::optional<uint64_t> direct_target;  // where a direct (relative) branch or call goes
   bool writes_memory = false;
   uint64_t regs_written = 0;  // bit per perf register index (arch.h), the stack pointer included

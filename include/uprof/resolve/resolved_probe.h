@@ -8,6 +8,7 @@
 
 #include "uprof/arch/arch.h"
 #include "uprof/model/recording.h"
+#include "uprof/resolve/exit_sites.h"
 #include "uprof/spec/value_request.h"
 
 namespace uprof {
@@ -36,6 +37,10 @@ struct ResolvedProbe {
   // Why a return probe on this function could abort the program (record/unwind_risk.h);
   // "" when it cannot.
   std::string return_risk;
+  // For a function at risk: its exit instructions, where its returns are measured
+  // instead (resolve/exit_sites.h); empty, with the reason, when they cannot all be seen.
+  std::vector<ExitSite> exits{};
+  std::string exits_blocker{};
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139".
   std::string label() const;

@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=1  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=2  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -11,7 +11,8 @@
 //                   start_realtime_ns, start_monotonic_ns, probe_cost_ns, probe_costs_ns
 //                   and probe_hit_costs_ns (one number per probe, space-separated; absent
 //                   in files of earlier 1.1 builds); unknown keys are skipped
-//   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return),
+//   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return,
+//                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2)),
 //                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed);
@@ -22,7 +23,8 @@
 //                   v nmembers x (string name, v offset, u8 size, u8 kind, u8 signed)
 //   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
 //                   a z time delta from the previous event (the first: from base_time):
-//                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value
+//                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value,
+//                               then v stack pointer when the probe has the frame flag
 //                     6 sample with values that could not be read (1.1): as 1, then v missing
 //                               (bit i: value i is not known; stored as 0) before the values
 //                     2 lost    z dt, v probe + 1 (0: unknown), v lost
@@ -52,7 +54,9 @@ namespace uprof {
 
 inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
-inline constexpr uint16_t kDataMinor = 1;  // 1.1: typed values; 1.0 files read the same
+// 1.1: typed values; 1.2: exit probes and the stack pointer of their samples. Older
+// files read the same.
+inline constexpr uint16_t kDataMinor = 2;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -75,6 +79,7 @@ Result<Trailer> decode_trailer(ByteReader& r);
 struct EventCodecState {
   uint64_t time = 0;
   std::vector<uint8_t> nvalues{};
+  std::vector<bool> frame{};  // a sample of the probe ends with the stack pointer
 };
 EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time);
 // Appends one event (kind byte, time delta, fields) and moves state.time on to its time.
