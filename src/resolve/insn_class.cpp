@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "uprof/arch/arm64_hints.h"
 #include "uprof/util/unique_fd.h"
 
 namespace uprof {
@@ -183,12 +184,6 @@ constexpr A64Pattern kA64Simulated[] = {
     {0xfffffc1f, 0xd61f0000, "br"},     {0xfffffc1f, 0xd63f0000, "blr"},  {0xfffffc1f, 0xd65f0000, "ret"},
 };
 
-// Hints (CRm:op2 in bits 11:5) that may be single-stepped.
-constexpr std::pair<uint32_t, std::string_view> kA64SteppableHints[] = {
-    {0, "nop"},      {7, "xpaclri"},   {8, "pacia1716"}, {10, "pacib1716"}, {24, "paciaz"}, {25, "paciasp"},
-    {26, "pacibz"},  {27, "pacibsp"},  {32, "bti"},      {34, "bti c"},     {36, "bti j"},  {38, "bti jc"},
-};
-
 constexpr uint32_t kA64SysregDaif = 0xda11;  // op0=3 op1=3 CRn=4 CRm=2 op2=1
 
 // Returns "" when steppable, else why not.
@@ -201,13 +196,12 @@ std::string_view a64_not_steppable(uint32_t insn, std::string& name) {
     if ((insn & 0xff000000) == 0xd4000000) return "exception-generating (svc, brk, hlt...)";
     if ((insn & 0xfff8f01f) == 0xd500401f || (insn & 0xfff00000) == 0xd5100000) return "msr";
     if ((insn & 0xfff00000) == 0xd5300000) return ((insn >> 5) & 0xffff) == kA64SysregDaif ? "mrs of DAIF" : "";
-    if ((insn & 0xfffff01f) == 0xd503201f) {
-      uint32_t hint = (insn >> 5) & 0x7f;
-      for (const auto& [h, n] : kA64SteppableHints)
-        if (h == hint) {
-          name = std::string(n);
-          return "";
-        }
+    if (arm64_hint_number(insn)) {
+      const Arm64Hint* h = find_arm64_hint(insn);
+      if (h && h->steppable) {
+        name = std::string(h->name);
+        return "";
+      }
       return "hint not allowed (wfi, yield, aut*...)";
     }
     return "";

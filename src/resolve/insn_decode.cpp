@@ -2,6 +2,8 @@
 
 #include <capstone/capstone.h>
 
+#include "uprof/arch/arm64_hints.h"
+
 #include <array>
 #include <cstring>
 #include <string_view>
@@ -57,31 +59,21 @@ bool arm64_writes_memory(std::string_view m) {
   return false;
 }
 
-// The pointer-authentication hints sign or strip a register in place, which Capstone 4
-// does not list (it may print them as `hint #25`): x30 for paciasp, autiasp, xpaclri and
-// the *z forms, x17 for the *1716 forms.
-// Capstone 4 prints the newer hints as `hint #N`: their names.
-constexpr std::pair<uint32_t, std::string_view> kArm64Hints[] = {
-    {0x07, "xpaclri"}, {0x08, "pacia1716"}, {0x0a, "pacib1716"}, {0x0c, "autia1716"}, {0x0e, "autib1716"},
-    {0x18, "paciaz"},  {0x19, "paciasp"},   {0x1a, "pacibz"},    {0x1b, "pacibsp"},   {0x1c, "autiaz"},
-    {0x1d, "autiasp"}, {0x1e, "autibz"},    {0x1f, "autibsp"},   {0x20, "bti"},       {0x22, "bti c"},
-    {0x24, "bti j"},   {0x26, "bti jc"},
-};
-
-std::string_view arm64_hint_name(const uint8_t* b) {
-  const uint32_t insn = uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
-  if ((insn & 0xfffff01f) != 0xd503201f) return {};
-  for (const auto& [h, name] : kArm64Hints)
-    if (h == ((insn >> 5) & 0x7f)) return name;
-  return {};
+uint32_t word_at(const uint8_t* b) {
+  return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
 }
 
+// Capstone 4 prints the newer hints as `hint #N` (arch/arm64_hints.h names them).
+std::string_view arm64_hint_name(const uint8_t* b) {
+  const Arm64Hint* h = find_arm64_hint(word_at(b));
+  return h ? h->name : std::string_view();
+}
+
+// The register a pointer-authentication hint signs or strips, which Capstone 4 does not list.
 uint64_t arm64_pac_writes(const ArchInfo& a, const uint8_t* b) {
-  const uint32_t insn = uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
-  if ((insn & 0xfffff01f) != 0xd503201f) return 0;
-  const uint32_t hint = (insn >> 5) & 0x7f;
-  const char* reg = hint == 7 || (hint >= 24 && hint <= 31) ? "x30" : (hint >= 8 && hint <= 14 && hint % 2 == 0) ? "x17" : nullptr;
-  const RegInfo* r = reg ? find_reg_by_name(a, reg) : nullptr;
+  const Arm64Hint* h = find_arm64_hint(word_at(b));
+  if (!h || !h->writes) return 0;
+  const RegInfo* r = find_reg_by_name(a, h->writes == 30 ? "x30" : "x17");
   return r ? 1ull << r->perf_index : 0;
 }
 
