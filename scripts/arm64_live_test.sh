@@ -201,6 +201,10 @@ xcc placement_bti "$FX/placement.c" -g -O2 -mbranch-protection=standard
 # Typed arguments from DWARF: x0-x7 then [sp], 16-byte structs in x0:x1, a 40-byte one by reference.
 xcc args_O0 "$FX/args/args.c" -g -O0
 xcc args_O2 "$FX/args/args.c" -g -O2
+# C++ measured at its exits (ret, simulated here): outer calls inner, which may throw.
+limit 120
+fresh "$B/throw" "$FX/throw.cpp" "$0" || timeout "$LIMIT" aarch64-linux-gnu-g++ -o "$B/throw" "$FX/throw.cpp" -g -O2 \
+  -fno-reorder-blocks-and-partition >>"$LOGS/fixtures.log" 2>&1 || fail "building the aarch64 throw fixture failed (see $LOGS/fixtures.log)"
 xcc mytest "$SRC/examples/mytest.c" -g -O2
 xcc libfx.so.1 "$FX/libfx.c" -g -O2 -fPIC -shared -Wl,-soname,libfx.so.1
 fresh "$B/uselib" "$B/libfx.so.1" || rm -f "$B/uselib"
@@ -211,6 +215,7 @@ rm -rf "$R" && mkdir -p "$R"/{bin,fx,lib,dev,proc,sys,tmp}
 cp "$B/init" "$R/init"
 for f in "$B"/*; do [ "$f" = "$B/init" ] || cp "$f" "$R/fx/"; done
 cp -L /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 /usr/aarch64-linux-gnu/lib/libc.so.6 "$R/lib/"
+for l in libstdc++.so.6 libgcc_s.so.1 libm.so.6; do cp -L "/usr/aarch64-linux-gnu/lib/$l" "$R/lib/"; done
 aarch64-linux-gnu-strip -o "$R/bin/uprof" "$XB/uprof"
 # Without these nodes (not root) /init mounts devtmpfs and opens the console itself.
 mknod "$R/dev/console" c 5 1 2>/dev/null || true
@@ -236,6 +241,7 @@ cases=(
   'lr|2000|--function add --values seq --lr-trampoline|-e|add %x0 %x1 %lr $retval|-e|add%return %lr|--|/fx/workload_O2|calls|2000'
   'place_bti|2000|--function no_loop --values none --insn @FX@/placement_bti b4000040|-e|no_loop %x0 %x1 $retval|--|/fx/placement_bti|2000'
   'place_bti_exact|2000|--function no_loop --values none --insn @FX@/placement_bti d503245f|--exact-site|-e|no_loop %x0 %x1 $retval|--|/fx/placement_bti|2000'
+  'exits|1000|--function outer(int) --values none --exits|-e|outer|--|/fx/throw|-1000'
   'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
   'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
 )

@@ -14,6 +14,8 @@
 //   --lr-trampoline  entries carry %lr (the caller's return address) and returns carry
 //                  %lr too: at a return probe lr holds the uretprobe trampoline's address,
 //                  one address, on another page than every caller's
+//   --exits        the returns come from exit probes (ProbeKind::Exit, on the function's
+//                  own ret), not from return probes, and every sample carries a stack pointer
 //   --insn P HEX   the 4 bytes at each probe's file offset in the host copy P of the
 //                  probed file are the instruction HEX (0xd503245f: `bti c`)
 // Always: the file is complete and undamaged, its arch is arm64, nothing was lost,
@@ -43,6 +45,7 @@ struct Options {
   std::string insn_path;
   uint32_t insn = 0;
   bool lr_trampoline = false;
+  bool exits = false;
 };
 
 struct Failures {
@@ -58,7 +61,7 @@ struct Failures {
 int usage() {
   std::fprintf(stderr,
                "usage: check_data FILE --calls N [--function F] [--threads T] [--values seq|sum|none] "
-               "[--insn PATH HEX] [--lr-trampoline]\n");
+               "[--insn PATH HEX] [--lr-trampoline] [--exits]\n");
   return 2;
 }
 
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && (v = next())) o.threads = std::atoi(v);
     else if (a == "--values" && (v = next())) o.values = v;
     else if (a == "--lr-trampoline") o.lr_trampoline = true;
+    else if (a == "--exits") o.exits = true;
     else if (a == "--insn" && (v = next()) && i + 1 < argc) {
       o.insn_path = v;
       o.insn = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 16));
@@ -112,6 +116,8 @@ int main(int argc, char** argv) {
   int entry_probes = 0, return_probes = 0;
   for (const auto& p : probes) {
     (p.kind == ProbeKind::Entry ? entry_probes : return_probes)++;
+    if (o.exits && p.kind == ProbeKind::Return) fail.add("probe ", p.index, " is a return probe, not an exit probe");
+    if (o.exits && !p.frame) fail.add("probe ", p.index, " carries no stack pointer");
     if (!o.function.empty() && p.function != o.function)
       fail.add("probe ", p.index, " is on '", p.function, "', not '", o.function, "'");
     if (!o.insn_path.empty()) {
@@ -134,13 +140,14 @@ int main(int argc, char** argv) {
   };
   std::map<uint32_t, Thread> threads;
   std::vector<uint64_t> per_probe(probes.size());
-  uint64_t events = 0, entries = 0, returns = 0, lost_events = 0;
+  uint64_t events = 0, entries = 0, returns = 0, lost_events = 0, zero_frames = 0;
   std::set<uint64_t> entry_lr, return_lr;
   Event e;
   while (reader->next(e)) {
     events++;
     if (e.kind == EventKind::Lost) lost_events += e.lost;
     if (e.kind != EventKind::Sample) continue;
+    if (o.exits && e.frame == 0) zero_frames++;
     if (e.probe >= probes.size()) {
       fail.add("sample of unknown probe ", e.probe);
       continue;
@@ -204,6 +211,7 @@ int main(int argc, char** argv) {
                  per_probe[i]);
     }
   }
+  if (zero_frames) fail.add(zero_frames, " samples without a stack pointer");
   if (entries != o.calls || returns != o.calls)
     fail.add(entries, " entries and ", returns, " returns, want ", o.calls, " of each");
   if (o.threads && static_cast<int>(threads.size()) != o.threads)
