@@ -132,6 +132,7 @@ int cmd_probe(int argc, char** argv) {
     placements.clear();
     if (auto s = place_sites(resolver, all_probes, PlanOptions{}, moves, &placements); !s) return fail(s.error().message);
   }
+  drop_exits_at_entry(all_probes);
   std::vector<std::string> first_insn, returns;
   for (const auto& p : all_probes) returns.push_back(describe_returns(p));
   for (std::size_t i = 0; i < all_probes.size(); i++) {

@@ -53,6 +53,8 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
     }
   }
   UPROF_TRY(mark_unwind_risk(resolver, resolved));
+  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
+  drop_exits_at_entry(resolved);
   if (!request.plan.unsafe_returns && !request.plan.entry_only) {
     std::vector<std::string> at_exits, none;
     std::string why_none;
@@ -83,7 +85,6 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
                            "), so their calls are counted and their latency is not; --unsafe-returns probes them "
                            "anyway, for a program that throws through none of them");
   }
-  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
   UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan));
   plan.probes = std::move(table.probes);
   plan.capture = std::move(table.capture);

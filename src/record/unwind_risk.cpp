@@ -68,4 +68,15 @@ Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes) 
   return ok();
 }
 
+void drop_exits_at_entry(std::vector<ResolvedProbe>& probes) {
+  for (ResolvedProbe& p : probes) {
+    for (const ExitSite& x : p.exits) {
+      if (x.vaddr != p.vaddr) continue;
+      p.exits_blocker = "its entry site is also an exit (" + x.text + ")";
+      p.exits.clear();
+      break;
+    }
+  }
+}
+
 }  // namespace uprof

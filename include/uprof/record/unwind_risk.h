@@ -26,6 +26,11 @@ namespace uprof {
 // its exit instructions (`exits`), or why they cannot all be seen (`exits_blocker`).
 Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes);
 
+// After placement: a function whose entry site is one of its exits (a function that is
+// one jump, or whose entry moved onto its tail call) gets no exit probes: the two would
+// fire at one instruction, in either order.
+void drop_exits_at_entry(std::vector<ResolvedProbe>& probes);
+
 // Pure: whether the function's code (from its symbol) calls out of itself.
 bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr);
 
