@@ -12,6 +12,7 @@
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/recording_plan.h"
 #include "uprof/record/recording_session.h"
+#include "uprof/record/value_binding.h"
 
 namespace po = boost::program_options;
 
@@ -46,7 +47,8 @@ void install_handlers() {
 // after "--", or at the first word that is neither an option nor an option's value.
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
-                                                 "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine"};
+                                                 "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine",
+                                                 "--string-size"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -85,6 +87,8 @@ int cmd_record(int argc, char** argv) {
       "mmap-pages,m", po::value<std::size_t>()->default_value(256),
       "ring buffer pages, a power of two: per CPU with --engine perf (default 256); the BPF engine's one "
       "ring for all CPUs (default 2048)")(
+      "string-size", po::value<unsigned>()->default_value(64),
+      "the most bytes a string value keeps, 1 to 1024 (a longer string is cut, and shown cut)")(
       "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "engine", po::value<std::string>()->default_value("auto"),
       "bpf (a BPF program on each uprobe writes into one BPF ring buffer; follows threads and children), "
@@ -159,6 +163,9 @@ int cmd_record(int argc, char** argv) {
   req.resolve.force_offset = vm.count("force") > 0;
   req.exact_site = vm.count("exact-site") > 0;
   req.plan.unsafe_returns = vm.count("unsafe-returns") > 0;
+  const unsigned string_size = vm["string-size"].as<unsigned>();
+  if (string_size < 1 || string_size > kMaxStringMax) return usage_error("record", "--string-size is 1 to 1024");
+  req.plan.string_max = static_cast<uint16_t>(string_size);
 
   auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "uprof/model/capture_plan.h"
+
 namespace uprof {
 namespace {
 
@@ -23,6 +25,10 @@ unsigned extract_values(const Sample& s, std::span<const ValueSpec> specs, uint1
     const ValueSpec& v = specs[i];
     uint64_t value = 0;
     bool got = true;
+    if (fetched_from_memory(v)) {  // in the raw data, not here (engine/perf_fetch_args.h)
+      out.values[i] = 0;
+      continue;
+    }
     switch (v.source) {
       case ValueSource::Constant: value = static_cast<uint64_t>(v.constant); break;
       case ValueSource::Unavailable: break;  // nothing to read; printed with its reason

@@ -1,5 +1,7 @@
 #include "uprof/present/report_formats.h"
 
+#include "uprof/model/string_value.h"
+
 #include <sstream>
 
 #include "uprof/present/json_writer.h"
@@ -10,7 +12,8 @@ namespace {
 // Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
 // numbers anyway (JSON has no limit) and let readers choose.
 void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
-  if (s.is_signed) w.value(static_cast<int64_t>(v));
+  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
+  else if (s.is_signed) w.value(static_cast<int64_t>(v));
   else w.value(v);
 }
 
@@ -141,7 +144,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
       w.field("name", spec.name);
       w.field("return", v >= f.return_values_at);
       w.field("count", vs.count);
-      if (vs.count) {
+      if (vs.count && !spec.is_string()) {  // a string's id says nothing of its order
         w.key("min");
         value_json(w, vs.min, spec);
         w.key("max");

@@ -214,8 +214,10 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         const ValueStats& vs = g.values[v];
         const ValueSpec& spec = f.values[v];
         if (!vs.count || !has_value_stats(spec)) continue;
-        std::string line = "  " + spec.name + ": min " + format_value(vs.min, spec) + ", max " +
-                           format_value(vs.max, spec);
+        // Strings have no order worth showing (their ids are the order they were first seen).
+        std::string line = "  " + spec.name + (spec.is_string() ? std::string(": ") + with_commas(vs.count) + (vs.count == 1 ? " string" : " strings")
+                                                                : ": min " + format_value(vs.min, spec) + ", max " +
+                                                                      format_value(vs.max, spec));
         // Only values the sketch can vouch for: seen at least twice for sure.
         std::string frequent;
         for (const auto& e : vs.top.top(o.top_values))

@@ -6,6 +6,7 @@
 
 #include "script_sinks.h"
 #include "uprof/analyse/aggregate.h"
+#include "uprof/model/string_value.h"
 #include "uprof/present/value_text.h"
 
 namespace uprof {
@@ -24,6 +25,7 @@ void value_json(JsonWriter& w, std::span<const ValueSpec> specs, std::span<const
   const uint64_t v = normalize_value(vals[i], s);
   switch (s.kind) {
     case ValueKind::Bool: w.value(v != 0); return;
+    case ValueKind::String: w.value(recorded_strings().text(v).bytes); return;
     case ValueKind::Enum:
     case ValueKind::Char:
     case ValueKind::Float:

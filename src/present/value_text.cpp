@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "uprof/analyse/aggregate.h"
+#include "uprof/model/string_value.h"
 #include "uprof/util/hex.h"
 
 namespace uprof {
@@ -62,7 +63,36 @@ uint64_t sized(uint64_t raw, unsigned size, bool is_signed) {
 
 }  // namespace
 
+std::string quoted(std::string_view bytes, bool cut) {
+  std::string s = "\"";
+  for (char ch : bytes) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': s += "\\\""; break;
+      case '\\': s += "\\\\"; break;
+      case '\n': s += "\\n"; break;
+      case '\t': s += "\\t"; break;
+      case '\r': s += "\\r"; break;
+      default:
+        if (c >= 0x20 && c < 0x7f) {
+          s += ch;
+        } else {
+          char buf[5];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          s += buf;
+        }
+    }
+  }
+  s += "\"";
+  if (cut) s += "...";
+  return s;
+}
+
 std::string format_scalar(uint64_t normalized, const ValueSpec& spec) {
+  if (spec.is_string()) {
+    StringBytes t = recorded_strings().text(normalized);
+    return quoted(t.bytes, t.cut);
+  }
   return scalar(normalized, spec.kind, spec.is_signed, spec.hex, spec.size, &spec.enumerators);
 }
 
@@ -77,8 +107,10 @@ ValueText value_text(std::span<const ValueSpec> specs, std::span<const uint64_t>
     out.text = head.reason == "optimized out" ? "<optimized out>" : "<unavailable>";
     return out;
   }
+  // A value behind a pointer that could not be read (a bad or NULL pointer).
+  const char* missing_text = head.reads_memory() ? "<unreadable>" : "<unavailable>";
   if (head.kind != ValueKind::Struct || head.source == ValueSource::Constant) {
-    out.text = known(first) ? format_scalar(normalize_value(values[first], head), head) : "<unavailable>";
+    out.text = known(first) ? format_scalar(normalize_value(values[first], head), head) : missing_text;
     return out;
   }
   // A struct: its bytes, slot after slot, then its members out of them.

@@ -28,8 +28,10 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     const ArchInfo& arch = arch_info(r.arch);
     // Typed (DWARF) values first, then the raw ones, in the spec's order.
     std::vector<ValueSpec> entry_values = r.typed_entry, return_values;
+    for (auto& v : entry_values)
+      if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
     for (const auto& value : r.values) {
-      UPROF_ASSIGN(auto v, bind_value(value, arch));
+      UPROF_ASSIGN(auto v, bind_value(value, arch, opts.string_max));
       if (!v) continue;  // $comm: always shown
       // On `add%return` every value is read at the return: `add%return %lr $retval`.
       if (v->for_return || r.is_return) return_values.push_back(v->spec);
@@ -55,6 +57,8 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     if (!blocked.empty()) want_return = false;
     if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
       return_values.insert(return_values.begin(), r.typed_return.begin(), r.typed_return.end());
+      for (auto& v : return_values)
+        if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
     }
     if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
       return err("spec: '", r.spec, "': at most ", kMaxValues, " value slots per probe (",

@@ -19,6 +19,13 @@ uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
   ProbeReads r = reads_for(specs, arch);
   uint64_t mask = r.regs_mask;
   if (r.stack_bytes) mask |= 1ull << arch.sp_reg;
+  // A value read from memory at the probe (a string) starts from a register too, which
+  // reads_for leaves out (the engine reads it, the sample need not carry it).
+  for (const auto& v : specs) {
+    if (!fetched_from_memory(v)) continue;
+    if (v.source == ValueSource::Register) mask |= 1ull << v.reg;
+    if (v.source == ValueSource::Stack) mask |= 1ull << arch.sp_reg;
+  }
   return mask;
 }
 

@@ -17,7 +17,7 @@ ValueSpec stack_slot(std::string name, const ArchInfo& arch, int32_t offset) {
 
 }  // namespace
 
-Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchInfo& arch) {
+Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchInfo& arch, uint16_t string_max) {
   using Out = std::optional<BoundValue>;
   std::string name = v.display_name();
   Out out;
@@ -48,12 +48,30 @@ Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchIn
     out->spec.is_signed = v.type->is_signed;
     out->spec.hex = v.type->hex;
   }
+  // "+0(+8(%di))": every read but the last follows a pointer; the last reads the
+  // value (or, for a string, is where the string starts).
+  ValueSpec& s = out->spec;
+  if (!v.memory.empty()) {
+    s.hops.assign(v.memory.begin(), v.memory.end() - 1);
+    s.deref = true;
+    s.deref_offset = v.memory.back();
+  }
+  if (v.type && v.type->string) {
+    if (v.memory.empty()) s.deref = true;  // "%di:string": the string %di points at
+    s.kind = ValueKind::String;
+    s.type = "string";
+    s.string_max = std::clamp<uint16_t>(string_max, 1, kMaxStringMax);
+    s.size = 8;
+  }
   return out;
 }
 
 ProbeReads reads_for(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
   ProbeReads n;
   for (const auto& v : values) {
+    // Read at the probe by the engine itself; a string's base register (or stack slot)
+    // is no use to it in a sample.
+    if (fetched_from_memory(v)) continue;
     switch (v.source) {
       case ValueSource::Constant:
       case ValueSource::Unavailable:

@@ -231,6 +231,10 @@ AbiValue read_abi_value(Dwarf_Die* type, const std::string& name, bool cplusplus
   v.type.size = static_cast<uint32_t>(byte_size(&t, v.type.kind == ValueType::Kind::Pointer ? 8 : 0));
   if (v.type.kind == ValueType::Kind::Enum) v.type.enumerators = enumerators(&t);
   if (v.type.kind == ValueType::Kind::Struct) v.type.members = scalar_members(&t);
+  Dwarf_Die pointee;
+  if (v.type.kind == ValueType::Kind::Pointer && dwarf_tag(&t) == DW_TAG_pointer_type && type_of(&t, &pointee) &&
+      dwarf_peel_type(&pointee, &pointee) == 0)
+    v.type.char_pointer = kind_of(&pointee) == ValueType::Kind::Char && byte_size(&pointee, 0) == 1;
   Leaves l;
   walk_leaves(&t, 0, l, 0);
   v.shape.align = static_cast<uint32_t>(std::min<uint64_t>(l.align, 64));

@@ -114,6 +114,18 @@ std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool
     }
   }
   if (out.empty()) return {unavailable(p.name, p.type, arch, "optimized out")};
+  // A char pointer is read as the string it points at: the pointer's own place
+  // becomes the base, and the string starts at the address it holds
+  // (record/probe_table.h sets how many bytes are kept).
+  if (p.type.char_pointer && out.size() == 1 && out[0].source != ValueSource::Constant) {
+    ValueSpec& v = out[0];
+    if (v.deref) v.hops.push_back(v.deref_offset);  // the pointer itself is in memory (-O0 homes)
+    v.deref = true;
+    v.deref_offset = 0;
+    v.kind = ValueKind::String;
+    v.size = 8;
+    v.hex = false;
+  }
   return out;
 }
 

@@ -13,15 +13,17 @@ bool is_identifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-constexpr std::string_view kTypeHelp = "(use s8..s64, u8..u64 or x8..x64)";
+constexpr std::string_view kTypeHelp = "(use s8..s64, u8..u64, x8..x64 or string)";
 
 // "s32" -> {4, signed}; "x64" -> {8, unsigned, hex}.
 Result<RawType> parse_type(std::string_view token, std::string_view type) {
-  auto bits = type.size() >= 2 ? parse_number(type.substr(1)) : std::nullopt;
-  if (type.empty() || (type[0] != 's' && type[0] != 'u' && type[0] != 'x') || !bits ||
-      (*bits != 8 && *bits != 16 && *bits != 32 && *bits != 64))
+  if (type == "string" || type == "ustring") return RawType{.size = 8, .is_signed = false, .hex = false, .string = true};
+  uint64_t bits = 0;
+  if (type.size() >= 2) bits = parse_number(type.substr(1)).value_or(0);
+  if (type.empty() || (type[0] != 's' && type[0] != 'u' && type[0] != 'x') ||
+      (bits != 8 && bits != 16 && bits != 32 && bits != 64))
     return err("spec: value '", token, "': unknown type '", type, "' ", kTypeHelp);
-  return RawType{.size = static_cast<uint8_t>(*bits / 8), .is_signed = type[0] == 's', .hex = type[0] == 'x'};
+  return RawType{.size = static_cast<uint8_t>(bits / 8), .is_signed = type[0] == 's', .hex = type[0] == 'x'};
 }
 
 // What the body of a token (no label, no type) names.
@@ -58,6 +60,24 @@ bool ValueRequest::wants_dwarf() const {
   return std::holds_alternative<ReturnValueRef>(target) && label.empty() && !type;
 }
 
+// Peels "+OFF(" ... ")" layers off `body`: "+0(+8(%di))" -> "%di", memory {8, 0}.
+Result<std::string_view> peel_memory(std::string_view token, std::string_view body, std::vector<int32_t>& memory) {
+  std::vector<int32_t> outer_first;
+  while (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    auto open = body.find('(');
+    if (open == std::string_view::npos || body.back() != ')')
+      return err("spec: value '", token, "': expected +OFFSET(VALUE), as in +8(%di)");
+    auto n = parse_number(body.substr(1, open - 1));
+    if (!n || *n > 0x7fffffff)
+      return err("spec: value '", token, "': bad offset '", body.substr(0, open), "' (a decimal or 0x number)");
+    outer_first.push_back(body[0] == '-' ? -static_cast<int32_t>(*n) : static_cast<int32_t>(*n));
+    body = body.substr(open + 1, body.size() - open - 2);
+  }
+  if (outer_first.size() > 3) return err("spec: value '", token, "': more than 3 memory reads in one value");
+  memory.assign(outer_first.rbegin(), outer_first.rend());
+  return body;
+}
+
 Result<ValueRequest> parse_value_request(std::string_view token) {
   ValueRequest v{.text = std::string(token), .label = {}, .target = CommRef{}, .type = std::nullopt};
   std::string_view body = token;
@@ -66,12 +86,16 @@ Result<ValueRequest> parse_value_request(std::string_view token) {
     body = token.substr(eq + 1);
     if (v.label.empty() || body.empty()) return err("spec: value '", token, "': expected NAME=VALUE");
   }
-  if (auto colon = body.find(':'); colon != std::string_view::npos) {
+  if (auto colon = body.rfind(':'); colon != std::string_view::npos && body.find(')', colon) == std::string_view::npos) {
     UPROF_ASSIGN(RawType t, parse_type(token, body.substr(colon + 1)));
     v.type = t;
     body = body.substr(0, colon);
   }
+  UPROF_ASSIGN(body, peel_memory(token, body, v.memory));
   UPROF_ASSIGN(v.target, parse_target(token, body));
+  if (!v.memory.empty() && (std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target) ||
+                            std::holds_alternative<CommRef>(v.target)))
+    return err("spec: value '", token, "': memory reads take a register, $argN, $stackN or $retval");
   // A parameter is typed by DWARF and shown by its own name: "x=a" or "a:s32" is
   // not a register or a stack word, so neither a label nor a type applies.
   if ((std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target)) &&

@@ -136,7 +136,7 @@ Status decode_typed(ByteReader& r, ValueSpec& v) {
   auto nenum = get_varint(r);
   if (!kind || !type || !flags || !doff || !cst || !reason || !total || !nenum)
     return bad("PROBES", r, "truncated typed value");
-  if (*kind > static_cast<uint8_t>(ValueKind::Float)) return bad("PROBES", r, "bad value kind");
+  if (*kind > static_cast<uint8_t>(ValueKind::String)) return bad("PROBES", r, "bad value kind");
   // Each enumerator takes at least 2 bytes: a count beyond that cannot be real.
   if (*nenum > r.remaining() / 2) return bad("PROBES", r, "bad enumerator count");
   v.kind = static_cast<ValueKind>(*kind);
@@ -173,6 +173,40 @@ Status decode_typed(ByteReader& r, ValueSpec& v) {
   return ok();
 }
 
+// How a value reads memory (flag 8), format 1.3; raw values have no typed part, so
+// this stands on its own:  u8 flags (1 deref, 2 string), z deref_offset,
+// v nhops x z hop, v string_max.     "+0(+8(%di)):string" -> 03 00 01 10 40
+void encode_memory(std::string& out, const ValueSpec& v) {
+  out.push_back(static_cast<char>((v.deref ? 1 : 0) | (v.is_string() ? 2 : 0)));
+  put_varint(out, zigzag(v.deref_offset));
+  put_varint(out, v.hops.size());
+  for (int32_t h : v.hops) put_varint(out, zigzag(h));
+  put_varint(out, v.string_max);
+}
+
+Status decode_memory(ByteReader& r, ValueSpec& v) {
+  auto flags = r.read<uint8_t>();
+  auto doff = get_varint(r), nhops = get_varint(r);
+  if (!flags || !doff || !nhops) return bad("PROBES", r, "truncated memory read");
+  if (*nhops > 8) return bad("PROBES", r, "bad memory read count");
+  v.deref = (*flags & 1) != 0;
+  v.deref_offset = static_cast<int32_t>(unzigzag(*doff));
+  v.hops.clear();
+  for (uint64_t i = 0; i < *nhops; i++) {
+    auto h = get_varint(r);
+    if (!h) return bad("PROBES", r, "truncated memory read");
+    v.hops.push_back(static_cast<int32_t>(unzigzag(*h)));
+  }
+  auto max = get_varint(r);
+  if (!max || *max > 65535) return bad("PROBES", r, "bad string size");
+  v.string_max = static_cast<uint16_t>(*max);
+  if (*flags & 2) {
+    v.kind = ValueKind::String;
+    if (v.type.empty()) v.type = "string";
+  }
+  return ok();
+}
+
 }  // namespace
 
 std::string encode_probes(const std::vector<ProbeInfo>& probes) {
@@ -198,8 +232,10 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
       put_varint(out, zigzag(v.stack_offset));
       out.push_back(static_cast<char>(v.size));
       const bool typed = v.typed();
-      out.push_back(static_cast<char>((v.is_signed ? 1 : 0) | (v.hex ? 2 : 0) | (typed ? 4 : 0)));
+      const bool memory = v.reads_memory() || v.is_string();
+      out.push_back(static_cast<char>((v.is_signed ? 1 : 0) | (v.hex ? 2 : 0) | (typed ? 4 : 0) | (memory ? 8 : 0)));
       if (typed) encode_typed(out, v);
+      if (memory) encode_memory(out, v);
     }
   }
   return out;
@@ -249,6 +285,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
       v.is_signed = (*sign & 1) != 0;
       v.hex = (*sign & 2) != 0;
       if (*sign & 4) UPROF_TRY(decode_typed(r, v));
+      if (*sign & 8) UPROF_TRY(decode_memory(r, v));
       p.values.push_back(std::move(v));
     }
     out.push_back(std::move(p));
@@ -292,6 +329,10 @@ EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t
   for (const auto& p : probes) {
     s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
     s.frame.push_back(p.frame);
+    uint32_t strings = 0;
+    for (std::size_t i = 0; i < p.values.size() && i < 32; i++)
+      if (p.values[i].is_string()) strings |= uint32_t{1} << i;
+    s.strings.push_back(strings);
   }
   return s;
 }
@@ -311,7 +352,17 @@ void encode_event(const Event& e, EventCodecState& state, std::string& out) {
       if (partial) put_varint(out, e.missing);
       // As many values as the probe has, whatever the event holds (missing ones as 0).
       uint8_t n = e.probe < state.nvalues.size() ? state.nvalues[e.probe] : 0;
-      for (uint8_t i = 0; i < n; i++) put_varint(out, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
+      const uint32_t strings = e.probe < state.strings.size() ? state.strings[e.probe] : 0;
+      for (uint8_t i = 0; i < n; i++) {
+        if (strings >> i & 1) {
+          // A string slot: v (length << 1 | cut), then its bytes (1.3).
+          StringBytes sb = i < e.nvalues && !(e.missing >> i & 1) ? string_value(e, i) : StringBytes{};
+          put_varint(out, uint64_t{sb.bytes.size()} << 1 | (sb.cut ? 1 : 0));
+          out.append(sb.bytes);
+          continue;
+        }
+        put_varint(out, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
+      }
       if (e.probe < state.frame.size() && state.frame[e.probe]) put_varint(out, e.frame);
       break;
     }
@@ -350,6 +401,7 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.lost = 0;
   e.frame = 0;
   e.comm.clear();
+  e.text.clear();
   switch (*kind) {
     case kPartialSampleKind:
     case static_cast<uint8_t>(EventKind::Sample): {
@@ -367,9 +419,21 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
       // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
       e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
       const uint8_t n = std::min<uint8_t>(state.nvalues[e.probe], kMaxValues);
+      const uint32_t strings = e.probe < state.strings.size() ? state.strings[e.probe] : 0;
       for (uint8_t i = 0; i < n; i++) {
         auto v = get_varint(r);
         if (!v) return bad("EVENTS", r, "truncated sample values");
+        if (strings >> i & 1) {
+          // Read back, a string slot holds its StringPool id (model/string_value.h).
+          const uint64_t len = *v >> 1;
+          if (len > r.remaining()) return bad("EVENTS", r, "truncated string value");
+          auto bytes = r.bytes(static_cast<std::size_t>(len));
+          if (!bytes) return bad("EVENTS", r, "truncated string value");
+          e.values[i] = e.missing >> i & 1 ? 0
+                        : state.pool->intern(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                                             (*v & 1) != 0);
+          continue;
+        }
         e.values[i] = static_cast<uint64_t>(unzigzag(*v));
       }
       e.nvalues = n;

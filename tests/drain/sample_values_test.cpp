@@ -91,6 +91,7 @@ TEST(SampleValues, DerefConstantAndUnavailable) {
     v.deref = true;
     v.deref_offset = off;
     v.size = size;
+    v.type = "long";  // DWARF's: a raw memory read is fetched at the probe instead
     return v;
   };
   ValueSpec k{.name = "k", .source = ValueSource::Constant, .size = 8};
@@ -98,6 +99,7 @@ TEST(SampleValues, DerefConstantAndUnavailable) {
   ValueSpec gone{.name = "g", .source = ValueSource::Unavailable, .size = 8};
   ValueSpec slot_ref = slot(0);  // a stack slot holding an address: [sp+0] = 1 -> below sp
   slot_ref.deref = true;
+  slot_ref.type = "long";
   ValueSpec specs[] = {deref(0), deref(8), deref(24, 4), deref(32), k, gone, slot_ref};
   Event e;
   // deref(32) points past the 48 copied bytes; slot_ref's address (1) is below sp.

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "uprof/model/string_value.h"
+
 namespace uprof {
 namespace {
 
@@ -32,6 +34,34 @@ TEST(ValueText, MemberOffsetNearTwoToThe32IsSkippedNotRead) {
   specs[0].members[1].offset = 0xffffffffu;
   specs[0].members[1].size = 8;
   EXPECT_EQ(value_text(specs, std::vector<uint64_t>{5}, 0, 0).text, "{x=5}");
+}
+
+}  // namespace
+}  // namespace uprof
+
+namespace uprof {
+namespace {
+
+TEST(ValueText, StringsAreQuotedEscapedAndSayWhenCut) {
+  EXPECT_EQ(quoted("key7", false), "\"key7\"");
+  EXPECT_EQ(quoted("a\"b\\c\n\t\r", false), "\"a\\\"b\\\\c\\n\\t\\r\"");
+  EXPECT_EQ(quoted(std::string("\x01\xff", 2), false), "\"\\x01\\xff\"");
+  EXPECT_EQ(quoted("xxxx", true), "\"xxxx\"...");
+  EXPECT_EQ(quoted("", false), "\"\"");
+}
+
+TEST(ValueText, AStringSlotPrintsItsPooledTextOrUnreadable) {
+  ValueSpec s{.name = "key", .source = ValueSource::Register, .reg = 5};
+  s.deref = true;
+  s.kind = ValueKind::String;
+  s.type = "const char *";
+  const uint64_t id = recorded_strings().intern("key3", false);
+  std::vector<ValueSpec> specs{s};
+  EXPECT_EQ(value_text(specs, std::vector<uint64_t>{id}, 0, 0).text, "\"key3\"");
+  EXPECT_EQ(value_text(specs, std::vector<uint64_t>{0}, 1, 0).text, "<unreadable>");  // a bad pointer
+  ValueSpec n{.name = "%di", .source = ValueSource::Register, .reg = 5};
+  std::vector<ValueSpec> plain{n};
+  EXPECT_EQ(value_text(plain, std::vector<uint64_t>{0}, 1, 0).text, "<unavailable>");  // no memory read
 }
 
 }  // namespace

@@ -131,3 +131,23 @@ TEST(RecordingPlan, ErrorsNameWhatIsWrong) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// A char pointer is captured as its string; the engines read it themselves, so the
+// perf engine's sample need not carry its base register.
+TEST(RecordingPlan, ACharPointerIsAStringTheEnginesRead) {
+  auto plan = plan_recording(request({"measure"}, test::fixture("x86_64", "strings_O2")));
+  ASSERT_TRUE(plan) << plan.error().message;
+  const ProbeInfo& measure = plan->probes[0];
+  EXPECT_EQ(measure.function, "measure");
+  ASSERT_EQ(measure.values.size(), 1u);
+  EXPECT_TRUE(measure.values[0].is_string());
+  EXPECT_EQ(measure.values[0].string_max, 64);
+  EXPECT_EQ(measure.values[0].reg, kDi);
+  EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, 0u);
+}
+
+}  // namespace
+}  // namespace uprof

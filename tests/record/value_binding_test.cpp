@@ -80,7 +80,7 @@ TEST(ValueBinding, TracefsTypes) {
   EXPECT_TRUE(x.hex);
   EXPECT_EQ(x.source, ValueSource::ReturnValue);
   EXPECT_EQ(parse_value_token("%di:s12", arch_info(Arch::X86_64)).error().message,
-            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64 or x8..x64)");
+            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64, x8..x64 or string)");
   EXPECT_FALSE(parse_value_token("%di:", arch_info(Arch::X86_64)));
 }
 

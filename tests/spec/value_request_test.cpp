@@ -37,6 +37,37 @@ TEST(ValueRequest, LabelsAndTracefsTypes) {
   EXPECT_FALSE(parse_ok("%di").type);
 }
 
+TEST(ValueRequest, MemoryReadsNestAsTracefsSpellsThem) {
+  auto v = parse_ok("+8(%di)");
+  EXPECT_EQ(v.target, ValueTarget{RegisterRef{"di"}});
+  EXPECT_EQ(v.memory, (std::vector<int32_t>{8}));
+  EXPECT_FALSE(v.type);
+  auto s = parse_ok("name=+0(+24(%di)):string");
+  EXPECT_EQ(s.label, "name");
+  EXPECT_EQ(s.target, ValueTarget{RegisterRef{"di"}});
+  EXPECT_EQ(s.memory, (std::vector<int32_t>{24, 0}));  // innermost first
+  ASSERT_TRUE(s.type);
+  EXPECT_TRUE(s.type->string);
+  EXPECT_EQ(parse_ok("-16($stack2):u32").memory, (std::vector<int32_t>{-16}));
+  EXPECT_EQ(parse_ok("-16($stack2):u32").target, ValueTarget{StackRef{2}});
+  EXPECT_EQ(parse_ok("+0x10($arg2)").memory, (std::vector<int32_t>{16}));
+  auto plain = parse_ok("$arg1:ustring");
+  EXPECT_TRUE(plain.type->string);
+  EXPECT_TRUE(plain.memory.empty());
+  EXPECT_EQ(parse_ok("+4(%di):string").display_name(), "+4(%di)");
+}
+
+TEST(ValueRequest, BadMemoryReadsAreRefusedWithTheToken) {
+  EXPECT_EQ(parse_value_request("+8(%di").error().message,
+            "spec: value '+8(%di': expected +OFFSET(VALUE), as in +8(%di)");
+  EXPECT_EQ(parse_value_request("+x(%di)").error().message,
+            "spec: value '+x(%di)': bad offset '+x' (a decimal or 0x number)");
+  EXPECT_EQ(parse_value_request("+0(len)").error().message,
+            "spec: value '+0(len)': memory reads take a register, $argN, $stackN or $retval");
+  EXPECT_EQ(parse_value_request("+0(+0(+0(+0(%di))))").error().message,
+            "spec: value '+0(+0(+0(+0(%di))))': more than 3 memory reads in one value");
+}
+
 TEST(ValueRequest, WhatDwarfAnswers) {
   EXPECT_TRUE(parse_ok("a").wants_dwarf());
   EXPECT_TRUE(parse_ok("$params").wants_dwarf());
@@ -50,7 +81,7 @@ TEST(ValueRequest, ErrorsNameTheToken) {
   EXPECT_EQ(parse_value_request("$bogus").error().message,
             "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval or $comm)");
   EXPECT_EQ(parse_value_request("%di:s12").error().message,
-            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64 or x8..x64)");
+            "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64, x8..x64 or string)");
   EXPECT_EQ(parse_value_request("=%di").error().message, "spec: value '=%di': expected NAME=VALUE");
   EXPECT_EQ(parse_value_request("$arg0").error().message,
             "spec: value '$arg0': expected $argN with N from 1 to 64");
@@ -71,7 +102,7 @@ TEST(ValueRequest, ASpecParsesItsValuesOnce) {
   EXPECT_EQ(s->values[2].target, ValueTarget{ParamRef{"b"}});
   // A bad value is the spec's error, before anything is resolved.
   EXPECT_EQ(parse_probe_spec("add %di:q8").error().message,
-            "spec: value '%di:q8': unknown type 'q8' (use s8..s64, u8..u64 or x8..x64)");
+            "spec: value '%di:q8': unknown type 'q8' (use s8..s64, u8..u64, x8..x64 or string)");
 }
 
 }  // namespace

@@ -133,6 +133,64 @@ TEST(EventCodec, ExitProbesAndTheStackPointerOfTheirSamplesRoundTrip) {
   EXPECT_TRUE(r.at_end());
 }
 
+// Format 1.3: a string value (its memory reads with it) and a raw memory read go
+// through the PROBES section; a sample's string is stored as its bytes and read back
+// as an id of the pool, which gives the bytes (and whether they were cut) back.
+TEST(EventCodec, StringsAndMemoryReadsRoundTrip) {
+  std::vector<ProbeInfo> table = {test::probe(0, ProbeKind::Entry, "visit", 0x1139, {"label", "%si"})};
+  ValueSpec& label = table[0].values[0];
+  label.hops = {24, -8};
+  label.deref = true;
+  label.deref_offset = 4;
+  label.kind = ValueKind::String;
+  label.type = "string";
+  label.string_max = 32;
+  ValueSpec& weight = table[0].values[1];
+  weight.deref = true;
+  weight.deref_offset = 32;
+  std::string encoded = encode_probes(table);
+  ByteReader pr = reader_of(encoded);
+  auto back = decode_probes(pr);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  const ValueSpec& l = (*back)[0].values[0];
+  EXPECT_TRUE(l.is_string());
+  EXPECT_EQ(l.hops, (std::vector<int32_t>{24, -8}));
+  EXPECT_TRUE(l.deref);
+  EXPECT_EQ(l.deref_offset, 4);
+  EXPECT_EQ(l.string_max, 32);
+  const ValueSpec& w = (*back)[0].values[1];
+  EXPECT_FALSE(w.is_string());
+  EXPECT_TRUE(w.deref);
+  EXPECT_EQ(w.deref_offset, 32);
+
+  Event a = sample(0, 10, {0, 7});
+  put_string_value(a, 0, "blue \"q\"", false);
+  Event b = sample(0, 20, {0, 8});
+  put_string_value(b, 0, "xxxxxxxx", true);
+  Event c = sample(0, 30, {0, 9});
+  c.missing = 1;  // an unreadable pointer
+  Event d = sample(0, 40, {0, 7});
+  put_string_value(d, 0, "blue \"q\"", false);
+  EventCodecState enc = event_codec_state(*back, 0);
+  std::string bytes;
+  for (const Event* e : {&a, &b, &c, &d}) encode_event(*e, enc, bytes);
+  StringPool pool;
+  EventCodecState dec = event_codec_state(*back, 0);
+  dec.pool = &pool;
+  ByteReader r = reader_of(bytes);
+  std::vector<Event> got(4);
+  for (auto& e : got) ASSERT_TRUE(decode_event(r, dec, e));
+  EXPECT_TRUE(r.at_end());
+  EXPECT_EQ(pool.text(got[0].values[0]).bytes, "blue \"q\"");
+  EXPECT_FALSE(pool.text(got[0].values[0]).cut);
+  EXPECT_EQ(pool.text(got[1].values[0]).bytes, "xxxxxxxx");
+  EXPECT_TRUE(pool.text(got[1].values[0]).cut);
+  EXPECT_EQ(got[2].missing, 1u);
+  EXPECT_EQ(got[3].values[0], got[0].values[0]);  // the same string, the same id
+  EXPECT_EQ(got[3].values[1], 7u);
+  EXPECT_EQ(pool.size(), 2u);
+}
+
 TEST(EventCodec, SamplesHoldAsManyValuesAsTheirProbe) {
   // The file stores no count per sample: the probe table says how many.
   EventCodecState enc = event_codec_state(probes(), 0);

@@ -52,6 +52,15 @@ inline void finish_sample(const ProbeCapture& probe, Event& e) {
   if (probe.tail_call) e.missing |= e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1;
 }
 
+// Whether a value is read from user memory at the probe, not out of the registers and
+// the copied stack: strings, pointers followed (`hops`), and raw memory reads
+// ("+8(%di)"). The BPF engine reads them with bpf_probe_read_user; the perf engine
+// asks tracefs for them as fetch arguments (engine/perf_fetch_args.h). A DWARF value
+// behind an address (a -O0 home below rbp) is on the stack, and read from its copy.
+inline bool fetched_from_memory(const ValueSpec& v) {
+  return v.is_string() || !v.hops.empty() || (v.deref && !v.typed());
+}
+
 struct CapturePlan {
   Arch arch = Arch::X86_64;
   std::vector<ProbeCapture> probes{};  // one per probe table entry, in table order

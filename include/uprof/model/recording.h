@@ -26,7 +26,9 @@ enum class ValueSource : uint8_t {
 };
 
 // How a typed value prints. Raw values are Integer (signed or not, or hex).
-enum class ValueKind : uint8_t { Integer = 0, Bool = 1, Char = 2, Enum = 3, Pointer = 4, Struct = 5, Float = 6 };
+// String: the bytes at an address, up to a NUL, at most `string_max` of them; its slot
+// holds a StringPool id once read back (model/string_value.h).
+enum class ValueKind : uint8_t { Integer = 0, Bool = 1, Char = 2, Enum = 3, Pointer = 4, Struct = 5, Float = 6, String = 7 };
 
 // A member of a struct value, for printing `p={x=1, y=2}`.
 struct StructMember {
@@ -51,7 +53,11 @@ struct ValueSpec {
   bool hex = false;             // print as 0x... (pointers, flags)
   // Typed (DWARF) values only:
   bool deref = false;           // the register / stack slot holds an address; the value is at
-  int32_t deref_offset = 0;     //   address + deref_offset, read from the copied user stack
+  int32_t deref_offset = 0;     //   address + deref_offset (a String: the string starts there)
+  // Pointers followed before that last read (format 1.3): address = load8(address + hop)
+  // for each, in order. `+0(+8(%di)):string` is %di, hops {8}, deref at +0, a String.
+  std::vector<int32_t> hops{};
+  uint16_t string_max = 0;      // String: the most bytes kept (the rest is cut, and says so)
   bool continues = false;       // the next bytes of the previous slot's value
   ValueKind kind = ValueKind::Integer;
   std::string type{};             // "int", "enum color", "struct pair", "char*"; "" for raw values
@@ -62,6 +68,9 @@ struct ValueSpec {
   std::vector<StructMember> members{};                         // Struct, first slot
 
   bool typed() const { return !type.empty() || source == ValueSource::Constant || source == ValueSource::Unavailable; }
+  // Whether reading it needs user memory beyond the registers and the stack slot.
+  bool reads_memory() const { return deref || !hops.empty(); }
+  bool is_string() const { return kind == ValueKind::String; }
 };
 
 // Entry: a uprobe at the function's entry (or any instruction); Return: a return probe
@@ -135,6 +144,10 @@ struct Event {
   uint64_t lost = 0;            // Lost
   std::string comm;             // Comm
   uint64_t frame = 0;           // Sample of a ProbeInfo::frame probe: the stack pointer (0: unknown)
+  // Sample: the bytes of its String slots, from an engine to the store; each such
+  // slot's value says where its bytes are (model/string_value.h). Read back, string
+  // slots hold StringPool ids instead, and `text` is empty.
+  std::string text{};
 };
 
 struct ProbeCount {

@@ -6,18 +6,24 @@
 //   long* p        -> 0x7ffc1000   double d      -> 2.5
 //   struct pair p  -> {x=5, y=-5}  (over two slots, rdi:rsi)
 //   a value DWARF cannot place     -> <optimized out> / <unavailable>
-//   a slot the sample did not hold -> <unavailable>
+//   a slot the sample did not hold -> <unavailable>; behind a bad pointer -> <unreadable>
+//   char* s        -> "key17"      (a string cut at --string-size: "abc"...)
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "uprof/model/recording.h"
 
 namespace uprof {
 
-// One scalar slot, already normalised to its size and signedness.
+// A string as C would write it: "a\"b\n\x01"; `cut` adds "..." after the quote.
+std::string quoted(std::string_view bytes, bool cut);
+
+// One scalar slot, already normalised to its size and signedness (a String: its
+// StringPool id, printed quoted).
 std::string format_scalar(uint64_t normalized, const ValueSpec& spec);
 
 struct ValueText {

@@ -23,6 +23,8 @@ struct PlanOptions {
   // (ResolvedProbe::return_risk); by default those functions are measured by probes on
   // their exit instructions (ResolvedProbe::exits), or get entry probes only.
   bool unsafe_returns = false;
+  // --string-size: the most bytes a string value keeps (record/value_binding.h).
+  uint16_t string_max = 64;
 };
 
 struct ProbeTable {

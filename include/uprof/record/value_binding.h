@@ -27,7 +27,12 @@ struct BoundValue {
 // DWARF request (a parameter, $params) is not bound here: DWARF makes its slots
 // (resolve/typed_values.h); asking this for one is an Error. So is a register
 // the architecture does not have.
-Result<std::optional<BoundValue>> bind_value(const ValueRequest& value, const ArchInfo& arch);
+// Memory reads and strings (spec "+8(%di)", "%si:string") bind to the base slot with
+// `hops` and a final `deref`; a string keeps at most `string_max` bytes.
+inline constexpr uint16_t kDefaultStringMax = 64;
+inline constexpr uint16_t kMaxStringMax = 1024;
+Result<std::optional<BoundValue>> bind_value(const ValueRequest& value, const ArchInfo& arch,
+                                             uint16_t string_max = kDefaultStringMax);
 
 // The user-stack bytes copied for a value behind an address (arm64 large struct
 // arguments live in the caller's frame, x86-64 -O0 homes below rbp).

@@ -41,6 +41,7 @@ struct ValueType {
   uint32_t size = 8;          // bytes (DW_AT_byte_size after typedefs and const/volatile)
   std::string name{};         // as declared: "int", "unsigned long", "enum color", "struct pair", "char*", "size_t"
   std::vector<std::pair<int64_t, std::string>> enumerators{}; // for Enum, in declaration order
+  bool char_pointer = false;  // a Pointer to char, signed or unsigned char: printed as the string
   // For Struct: its direct members of 1, 2, 4 or 8 bytes that are integers,
   // bools, chars, enums or pointers (bit-fields, arrays and nested structs left out).
   struct Member {

@@ -8,6 +8,10 @@
 //   a, $params          a parameter by its DWARF name; every parameter
 // Each register, argument, stack word or $retval may be named ("a=%di") and typed as
 // tracefs types them ("%di:s32", "%si:u16", "%dx:x64" for hex); untyped values are s64.
+// Memory, as tracefs spells it: "+8(%di)" is the 8 bytes at %di + 8, and it nests:
+// "+0(+8(%di))" follows the pointer at %di + 8. ":string" reads a NUL-terminated
+// string: "+0(%di):string" (tracefs), or "%di:string" / "$arg1:string" for the string
+// a register points at (as bpftrace's str(arg0)).
 //
 // Parsing knows no architecture: "%di" is a register *name* here. The plan binds it
 // to an architecture's register table (record/value_binding.h), where "%di" on an
@@ -19,6 +23,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "uprof/util/result.h"
 
@@ -57,6 +62,7 @@ struct RawType {
   uint8_t size = 8;
   bool is_signed = true;
   bool hex = false;
+  bool string = false;  // ":string" (also ":ustring", tracefs' name for a user string)
   bool operator==(const RawType&) const = default;
 };
 
@@ -65,6 +71,9 @@ struct ValueRequest {
   std::string label;              // "b"; "" when the token names no label
   ValueTarget target;
   std::optional<RawType> type;
+  // "+8(%di)" -> {8}; "+0(+8(%di))" -> {8, 0}: the offsets of each memory read,
+  // innermost first (each reads at the address the step inside it gave).
+  std::vector<int32_t> memory{};
 
   // The name the value is shown by: the label, else the spelling without a type ("%si").
   std::string display_name() const;

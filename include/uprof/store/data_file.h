@@ -15,16 +15,20 @@
 //                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2)),
 //                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
-//                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed);
+//                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
+//                   8 memory (1.3));
 //                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable;
 //                   a typed value (format 1.1) goes on: u8 kind, string type, u8 flags
 //                   (1 deref, 2 continues), z deref_offset, z constant, string reason,
 //                   v total_size, v nenum x (z value, string name),
-//                   v nmembers x (string name, v offset, u8 size, u8 kind, u8 signed)
+//                   v nmembers x (string name, v offset, u8 size, u8 kind, u8 signed);
+//                   a memory value (1.3) then: u8 flags (1 deref, 2 string), z deref_offset,
+//                   v nhops x z hop, v string_max
 //   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
 //                   a z time delta from the previous event (the first: from base_time):
 //                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value,
-//                               then v stack pointer when the probe has the frame flag
+//                               then v stack pointer when the probe has the frame flag;
+//                               a string value (1.3) is v (length << 1 | cut) + its bytes
 //                     6 sample with values that could not be read (1.1): as 1, then v missing
 //                               (bit i: value i is not known; stored as 0) before the values
 //                     2 lost    z dt, v probe + 1 (0: unknown), v lost
@@ -46,6 +50,7 @@
 #include <vector>
 
 #include "uprof/model/recording.h"
+#include "uprof/model/string_value.h"
 #include "uprof/util/byte_reader.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
@@ -54,9 +59,9 @@ namespace uprof {
 
 inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
-// 1.1: typed values; 1.2: exit probes and the stack pointer of their samples. Older
-// files read the same.
-inline constexpr uint16_t kDataMinor = 2;
+// 1.1: typed values; 1.2: exit probes and the stack pointer of their samples; 1.3:
+// memory reads and strings. Older files read the same.
+inline constexpr uint16_t kDataMinor = 3;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -80,6 +85,8 @@ struct EventCodecState {
   uint64_t time = 0;
   std::vector<uint8_t> nvalues{};
   std::vector<bool> frame{};  // a sample of the probe ends with the stack pointer
+  std::vector<uint32_t> strings{};  // per probe, bit i: value i is a string
+  StringPool* pool = &recorded_strings();  // where a read sample's strings are interned
 };
 EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time);
 // Appends one event (kind byte, time delta, fields) and moves state.time on to its time.
