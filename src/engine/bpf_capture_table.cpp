@@ -1,5 +1,6 @@
 #include "uprof/engine/bpf_capture_table.h"
 
+#include <algorithm>
 #include <string>
 
 #include "uprof/util/hex.h"
@@ -34,6 +35,7 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
   entry.probe = probe.probe;
   entry.nslots = static_cast<uint32_t>(probe.values.size());
   const uint16_t sp = arch_info(arch).sp_reg;
+  uint32_t text = 0;  // string bytes a hit may write
   for (std::size_t i = 0; i < probe.values.size(); i++) {
     const ValueSpec& v = probe.values[i];
     SlotBuilder b;
@@ -54,8 +56,25 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
         break;
       }
     }
-    // The value behind the address the register or stack slot holds.
-    if (v.deref && b.n > 0) b.add(UPROF_BPF_OP_READ, v.size, 0, v.deref_offset);
+    if (b.n > 0 && b.n + v.hops.size() + (v.deref ? 1 : 0) > UPROF_BPF_MAX_STEPS)
+      return err(where(probe), ": value '", v.name, "': more memory reads than the BPF engine's ", UPROF_BPF_MAX_STEPS,
+                 " steps");
+    // Pointers followed, then the value behind the last address (or the string there).
+    if (b.n > 0)
+      for (int32_t hop : v.hops) b.add(UPROF_BPF_OP_READ, 8, 0, hop);
+    if (v.deref && b.n > 0) {
+      if (v.is_string()) {
+        const uint32_t bytes = std::min<uint32_t>(v.string_max, UPROF_BPF_MAX_STRING - 2) + 2;
+        text += bytes;
+        if (text > UPROF_BPF_TEXT_BYTES)
+          return err(where(probe), ": its strings take more than ", UPROF_BPF_TEXT_BYTES,
+                     " bytes a hit (lower --string-size)");
+        b.add(UPROF_BPF_OP_STR, 0, static_cast<uint16_t>(bytes), v.deref_offset);
+        entry.text = 1;
+      } else {
+        b.add(UPROF_BPF_OP_READ, v.size, 0, v.deref_offset);
+      }
+    }
     entry.slots[i] = b.slot;
   }
   return entry;

@@ -81,9 +81,9 @@ uint32_t thread_count(pid_t pid) {
 class BpfEngine final : public CaptureEngine {
  public:
   BpfEngine(const CapturePlan& plan, const CaptureTarget& target, Skel skel, std::vector<UniqueFd> probe_fds,
-            std::vector<Link> task_links)
+            std::vector<Link> task_links, std::vector<bool> texts)
       : plan_(plan), target_(target), skel_(std::move(skel)), probe_fds_(std::move(probe_fds)),
-        task_links_(std::move(task_links)), converter_(plan) {}
+        task_links_(std::move(task_links)), converter_(plan), plan_texts_(std::move(texts)) {}
 
   std::string_view name() const override { return "bpf"; }
   std::size_t cpus() const override { return 1; }
@@ -98,7 +98,9 @@ class BpfEngine final : public CaptureEngine {
     }
     for (std::size_t i = 0; i < probe_fds_.size(); i++) {
       LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = i);
-      bpf_link* l = bpf_program__attach_perf_event_opts(skel_->progs.uprof_hit, probe_fds_[i].get(), &opts);
+      // A probe that reads strings has a program of its own (uprof_capture.bpf.c).
+      bpf_program* prog = plan_texts_[i] ? skel_->progs.uprof_hit_text : skel_->progs.uprof_hit;
+      bpf_link* l = bpf_program__attach_perf_event_opts(prog, probe_fds_[i].get(), &opts);
       if (!l) {
         const ProbeCapture& p = plan_.probes[i];
         return err("bpf engine: attaching the program to ", p.path, " @ ", hex(p.file_offset), ": ",
@@ -200,6 +202,7 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> task_links_;
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
+  std::vector<bool> plan_texts_;  // per probe: it reads strings (the uprof_hit_text program)
   EventOrderer* order_ = nullptr;
   Status record_error_ = ok();
 };
@@ -240,6 +243,12 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   if (bpf_map__set_max_entries(skel->maps.events, static_cast<uint32_t>(ring)) ||
       bpf_map__set_max_entries(skel->maps.probes, entries) || bpf_map__set_max_entries(skel->maps.counts, entries))
     return err(libbpf_error("bpf engine: sizing the maps", errno));
+  std::vector<bool> texts;
+  for (const auto& e : table) texts.push_back(e.text != 0);
+  const bool any_text = std::find(texts.begin(), texts.end(), true) != texts.end();
+  if (any_text && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, nullptr) <= 0)
+    return err("bpf engine: string values need bpf_loop (Linux 5.17+), which this kernel lacks: use --engine perf");
+  bpf_program__set_autoload(skel->progs.uprof_hit_text, any_text);
   if (int rc = uprof_capture__load(skel.get()); rc != 0)
     return err(libbpf_error("bpf engine: loading the BPF programs", rc));
   for (uint32_t i = 0; i < table.size(); i++)
@@ -282,7 +291,7 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
     task_links.emplace_back(l);
   }
   return std::unique_ptr<CaptureEngine>(
-      std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds), std::move(task_links)));
+      std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds), std::move(task_links), std::move(texts)));
 }
 
 }  // namespace uprof

@@ -128,3 +128,53 @@ TEST(BpfCaptureTable, OneEntryPerProbeInPlanOrder) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// "+0(+24(%di)):string" and "+32(%di):u32": pointers followed, then the string (or
+// the number) at the last address; a probe with a string writes HIT_TEXT records.
+TEST(BpfCaptureTable, MemoryReadsFollowPointersAndStringsComeLast) {
+  ValueSpec label = value("label", ValueSource::Register, 5);
+  label.hops = {24};
+  label.deref = true;
+  label.deref_offset = 0;
+  label.kind = ValueKind::String;
+  label.string_max = 64;
+  ValueSpec weight = value("weight", ValueSource::Register, 5);
+  weight.deref = true;
+  weight.deref_offset = 32;
+  weight.size = 4;
+  auto e = bpf_capture_entry(probe_with({label, weight}), Arch::X86_64);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->text, 1u);
+  expect_step(e->slots[0].steps[0], UPROF_BPF_OP_REG, 8, 14 * 8, 0);
+  expect_step(e->slots[0].steps[1], UPROF_BPF_OP_READ, 8, 0, 24);
+  expect_step(e->slots[0].steps[2], UPROF_BPF_OP_STR, 0, 66, 0);  // 64 kept, one to tell a cut, the NUL
+  expect_step(e->slots[1].steps[1], UPROF_BPF_OP_READ, 4, 0, 32);
+  EXPECT_EQ(e->slots[1].steps[2].op, UPROF_BPF_OP_END);
+
+  auto numbers = bpf_capture_entry(probe_with({weight}), Arch::X86_64);
+  ASSERT_TRUE(numbers.ok());
+  EXPECT_EQ(numbers->text, 0u);  // the fixed-size records
+}
+
+TEST(BpfCaptureTable, StringsBeyondTheTextRoomOrTooManyReadsAreRefused) {
+  ValueSpec s = value("s", ValueSource::Register, 5);
+  s.deref = true;
+  s.kind = ValueKind::String;
+  s.string_max = 1024;
+  auto e = bpf_capture_entry(probe_with({s, s, s, s}), Arch::X86_64);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().message, "/bin/x @ 0x1139: its strings take more than 4096 bytes a hit (lower --string-size)");
+  ValueSpec deep = value("d", ValueSource::Stack);
+  deep.stack_offset = 8;
+  deep.hops = {0, 0};
+  deep.deref = true;
+  auto d = bpf_capture_entry(probe_with({deep}), Arch::X86_64);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("value 'd': more memory reads than the BPF engine's 4 steps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace uprof

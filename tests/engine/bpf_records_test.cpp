@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "uprof/engine/bpf_capture_abi.h"
+#include "uprof/model/string_value.h"
 
 namespace uprof {
 namespace {
@@ -122,6 +123,57 @@ TEST(BpfRecords, BadRecordsAreErrorsNamingWhatIsWrong) {
   ASSERT_FALSE(kind.ok());
   EXPECT_NE(kind.error().message.find("unknown kind 9"), std::string::npos);
   EXPECT_EQ(c.samples(), 0u);
+}
+
+}  // namespace
+}  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// A HIT_TEXT record: every slot, then the text; string slots say offset << 32 | bytes
+// copied with the NUL. "key7" whole, a string of exactly string_max bytes (not cut),
+// one longer (cut at string_max), and a pointer that could not be read.
+TEST(BpfRecords, TextHitsCarryTheirStringsWholeOrCut) {
+  CapturePlan plan{.arch = Arch::X86_64, .probes = {}};
+  ValueSpec s{.name = "s", .source = ValueSource::Register, .reg = 5};
+  s.deref = true;
+  s.kind = ValueKind::String;
+  s.string_max = 4;
+  ValueSpec n{.name = "n", .source = ValueSource::Register, .reg = 4};
+  plan.probes.push_back({.probe = 0, .path = "/bin/x", .file_offset = 0x1139, .is_return = false, .reads = {},
+                         .values = {s, n, s, s}});
+  BpfRecordConverter c(plan);
+  const std::string text = std::string("key7\0", 5) + std::string("abcde\0", 6);
+  std::vector<uint64_t> slots(UPROF_BPF_MAX_SLOTS, 0);
+  slots[0] = 5;                     // "key7" + NUL at 0: exactly string_max, kept whole
+  slots[1] = 42;                    // a number
+  slots[2] = uint64_t{5} << 32 | 6; // "abcde" + NUL: one more than string_max, cut
+  auto rec = record(UPROF_BPF_HIT_TEXT, 0, 10, 10, 7, slots, /*missing=*/1u << 3);
+  rec[offsetof(uprof_bpf_record, nvalues)] = std::byte{4};
+  uint32_t len = static_cast<uint32_t>(text.size());
+  std::memcpy(rec.data() + offsetof(uprof_bpf_record, reserved), &len, 4);
+  rec.insert(rec.end(), reinterpret_cast<const std::byte*>(text.data()),
+             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  auto e = c.convert(rec);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_EQ(e->event.nvalues, 4);
+  EXPECT_EQ(string_value(e->event, 0).bytes, "key7");
+  EXPECT_FALSE(string_value(e->event, 0).cut);
+  EXPECT_EQ(e->event.values[1], 42u);
+  EXPECT_EQ(string_value(e->event, 2).bytes, "abcd");
+  EXPECT_TRUE(string_value(e->event, 2).cut);
+  EXPECT_EQ(e->event.missing, 1u << 3);
+
+  // A string slot pointing past the text is a broken record, named.
+  slots[0] = uint64_t{9} << 32 | 5;
+  auto bad = record(UPROF_BPF_HIT_TEXT, 0, 10, 10, 7, slots);
+  bad[offsetof(uprof_bpf_record, nvalues)] = std::byte{4};
+  bad.insert(bad.end(), reinterpret_cast<const std::byte*>(text.data()),
+             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  auto b = c.convert(bad);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().message, "BPF record: probe 0 string 0 at 9+5, past its 11 text bytes");
 }
 
 }  // namespace

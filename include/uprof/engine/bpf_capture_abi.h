@@ -8,10 +8,16 @@
  *   %di                      REG(di)
  *   $stack2                  REG(sp) READ(8 @ +16)
  *   struct at [sp+8], +4     REG(sp) READ(8 @ +8) READ(4 @ +4)     ("follow this pointer")
+ *   +0(+8(%di)):string       REG(di) READ(8 @ +8) STR(@ +0, 66)
  * REG loads a register of the probed thread (by its byte offset in the kernel's
  * struct pt_regs, which uprof takes from the probed file's arch table); READ loads
  * SIZE bytes of user memory at accumulator + IMM. A failed READ marks the slot
  * missing. Steps run in order until END; the slot's value is the accumulator.
+ * STR, always last, copies the NUL-terminated string at accumulator + IMM, at most
+ * REG_OFF bytes with its NUL, into the record's text, and the slot's value says
+ * where: offset << 32 | the bytes copied with the NUL. REG_OFF is string_max + 2: a
+ * string of string_max + 1 bytes or more went on past string_max and is cut, and
+ * one of exactly string_max is not. A probe with a STR slot writes HIT_TEXT records.
  */
 #ifndef UPROF_ENGINE_BPF_CAPTURE_ABI_H
 #define UPROF_ENGINE_BPF_CAPTURE_ABI_H
@@ -26,7 +32,12 @@ enum uprof_bpf_op {
   UPROF_BPF_OP_END = 0,
   UPROF_BPF_OP_REG = 1,  /* acc = regs[reg_off / 8] */
   UPROF_BPF_OP_READ = 2, /* acc = SIZE bytes (1..8, zero-extended) of user memory at acc + imm */
+  UPROF_BPF_OP_STR = 3,  /* the string at acc + imm, at most reg_off bytes with its NUL, into the text */
 };
+
+/* A HIT_TEXT record's text: the strings of its slots, one after another. */
+#define UPROF_BPF_TEXT_BYTES 4096
+#define UPROF_BPF_MAX_STRING 1026 /* string_max 1024, one more to tell a cut string, the NUL */
 
 struct uprof_bpf_step {
   __u8 op;
@@ -43,6 +54,8 @@ struct uprof_bpf_slot {
 struct uprof_bpf_probe {
   __u32 probe;  /* the recording's probe table index */
   __u32 nslots; /* value slots each hit writes */
+  __u32 text;   /* 1: a slot reads a string (HIT_TEXT records) */
+  __u32 pad;
   struct uprof_bpf_slot slots[UPROF_BPF_MAX_SLOTS];
 };
 
@@ -51,6 +64,7 @@ enum uprof_bpf_record_kind {
   UPROF_BPF_FORK = 2, /* pid/tid created; values[0] = parent pid, values[1] = parent tid */
   UPROF_BPF_EXIT = 3, /* pid/tid exited */
   UPROF_BPF_COMM = 4, /* pid/tid took the name in values[0..2) (16 bytes, NUL-padded) */
+  UPROF_BPF_HIT_TEXT = 5, /* a hit with strings: UPROF_BPF_MAX_SLOTS values, then `reserved` text bytes */
 };
 
 /* Every ring-buffer record starts with this; values follow (8 bytes each). A hit's
@@ -64,7 +78,7 @@ struct uprof_bpf_record {
   __u32 tid;
   __u64 time; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
   __u32 missing; /* bit i: slot i could not be read (stored as 0) */
-  __u32 reserved;
+  __u32 reserved; /* HIT_TEXT: the text bytes after the values */
 };
 
 /* Per probe, per CPU (a per-CPU array indexed by cookie). hits == written + dropped. */

@@ -79,11 +79,38 @@ static __always_inline void fill_header(struct uprof_bpf_record *r, __u8 kind, _
   r->reserved = 0;
 }
 
-/* Runs one slot's steps; returns 0 when a read failed. */
-static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot, __u64 *out) {
+/* A hit with strings is built here, then copied into the ring: its size is known
+ * only once the strings are read. The text has room for a whole string past
+ * UPROF_BPF_TEXT_BYTES, so that the verifier sees every copy in bounds, and is a
+ * power of two, so that the length copied out is bounded by a mask: 6.1's verifier
+ * does not carry a comparison's bound to another copy of the value clang reloads. */
+#define TEXT_ROOM 8192
+_Static_assert(TEXT_ROOM == 8192 && TEXT_ROOM >= UPROF_BPF_TEXT_BYTES + 2048, "text room for a copy at any masked position");
+_Static_assert(UPROF_BPF_TEXT_BYTES == 4096 && UPROF_BPF_MAX_STRING < 2048, "the masks below");
+struct text_hit {
+  struct uprof_bpf_record h;
+  __u64 v[UPROF_BPF_MAX_SLOTS];
+  char text[TEXT_ROOM];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct text_hit);
+} scratch SEC(".maps");
+
+/* Runs one slot's steps; returns 0 when a read failed, 1 with the value in *out, 2
+ * for a string: its address in *out and the most bytes to copy in *max. */
+static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot, __u64 *out, __u32 *max) {
   __u64 acc = 0;
   for (int s = 0; s < UPROF_BPF_MAX_STEPS; s++) {
     const struct uprof_bpf_step *st = &slot->steps[s];
+    if (st->op == UPROF_BPF_OP_STR) {
+      *out = acc + (__s64)st->imm;
+      *max = st->reg_off;
+      return 2;
+    }
     if (st->op == UPROF_BPF_OP_REG) {
       __u32 off = st->reg_off;
       if (off > UPROF_BPF_REGS_BYTES - 8) return 0;
@@ -121,13 +148,95 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
     for (__u32 i = 0; i < CAP; i++) {                                                   \
       if (i >= n) break;                                                                \
       r->v[i] = 0;                                                                      \
-      if (!run_slot(ctx, &p->slots[i], &r->v[i])) missing |= 1u << i;                   \
+      __u32 unused;                                                                     \
+      if (run_slot(ctx, &p->slots[i], &r->v[i], &unused) != 1) missing |= 1u << i;      \
     }                                                                                   \
     r->h.missing = missing;                                                             \
     bpf_ringbuf_submit(r, submit_flags());                                              \
     c->written++;                                                                       \
     return 0;                                                                           \
   } while (0)
+
+/* A hit of a probe with string slots is built in `scratch`, then copied into the
+ * ring, by its own program (uprof_hit_text): its slots are filled by a bpf_loop
+ * callback, which the verifier checks once, where an unrolled loop of 32 slots, each
+ * of which may or may not read a string, makes too many states for 6.1's verifier
+ * (E2BIG). bpf_loop is 5.17+: without it only string probes are refused. */
+struct text_fill {
+  void *ctx;
+  const struct uprof_bpf_probe *p;
+  struct text_hit *r;
+  __u32 n;
+  __u32 pos;
+  __u32 missing;
+};
+
+static long fill_text_slot(__u32 i, void *data) {
+  struct text_fill *f = data;
+  if (i >= f->n || i >= UPROF_BPF_MAX_SLOTS) return 1;
+  __u64 v = 0;
+  __u32 max = 0;
+  int got = run_slot(f->ctx, &f->p->slots[i & (UPROF_BPF_MAX_SLOTS - 1)], &v, &max);
+  if (got == 2) {
+    long rc = -1;
+    __u32 pos = f->pos;
+    if (pos < UPROF_BPF_TEXT_BYTES && max > 0 && max <= UPROF_BPF_MAX_STRING) {
+      /* Masks restate the bounds just checked, in asm so that clang keeps them: a
+       * verifier may lose a bound when clang reloads a value from the stack (6.1). */
+      __u64 at = pos, cap = max;
+      asm volatile("%0 &= 4095" : "+r"(at));
+      asm volatile("%0 &= 2047" : "+r"(cap));
+      rc = bpf_probe_read_user_str(&f->r->text[at], cap, (void *)(long)v);
+    }
+    if (rc > max) rc = max;
+    if (rc > 0) {
+      v = ((__u64)pos << 32) | (__u64)rc;
+      f->pos = pos + (__u32)rc;
+    } else {
+      v = 0;
+      got = 0;
+    }
+  }
+  if (!got) f->missing |= 1u << (i & 31);
+  f->r->v[i & (UPROF_BPF_MAX_SLOTS - 1)] = v;
+  return 0;
+}
+
+SEC("uprobe")
+int uprof_hit_text(struct pt_regs *ctx) {
+  if (!running) return 0;
+  __u64 time = bpf_ktime_get_ns();
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32, tid = (__u32)id;
+  if (!follow_all) {
+    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+    if (!t || !t->active) return 0;
+  }
+  __u32 key = (__u32)bpf_get_attach_cookie(ctx);
+  struct uprof_bpf_probe *p = bpf_map_lookup_elem(&probes, &key);
+  struct uprof_bpf_counts *c = bpf_map_lookup_elem(&counts, &key);
+  __u32 zero = 0;
+  struct text_hit *r = bpf_map_lookup_elem(&scratch, &zero);
+  if (!p || !c || !r) return 0;
+  c->hits++;
+  __u32 n = p->nslots;
+  if (n > UPROF_BPF_MAX_SLOTS) n = UPROF_BPF_MAX_SLOTS;
+  fill_header(&r->h, UPROF_BPF_HIT_TEXT, tgid, tid, time);
+  r->h.probe = p->probe;
+  r->h.nvalues = (__u8)n;
+  struct text_fill f = {.ctx = ctx, .p = p, .r = r, .n = n, .pos = 0, .missing = 0};
+  bpf_loop(UPROF_BPF_MAX_SLOTS, fill_text_slot, &f, 0);
+  r->h.missing = f.missing;
+  __u64 text = f.pos; /* at most UPROF_BPF_TEXT_BYTES + UPROF_BPF_MAX_STRING */
+  asm volatile("%0 &= 8191" : "+r"(text));
+  r->h.reserved = (__u32)text;
+  if (bpf_ringbuf_output(&events, r, sizeof(r->h) + sizeof(r->v) + text, submit_flags())) {
+    c->dropped++;
+    return 0;
+  }
+  c->written++;
+  return 0;
+}
 
 SEC("uprobe")
 int uprof_hit(struct pt_regs *ctx) {
