@@ -76,6 +76,12 @@ Status EventSet::open_all(const EventSetOptions& options) {
   // One attr per request; config1 (the path pointer) is filled in just before
   // each open, from requests_, which does not move while this runs.
   std::optional<UprobePmu> pmu;
+  raw_fields_.assign(requests_.size(), {});
+  const bool any_fetch = std::any_of(options.fetch_args.begin(), options.fetch_args.end(),
+                                     [](const std::string& a) { return !a.empty(); });
+  if (any_fetch && options.backend != ProbeBackend::Tracefs)
+    return err("attach: values read from memory (strings, +OFF(...)) need tracefs probes: the uprobe PMU has no "
+               "fetch arguments (use --backend tracefs or --engine bpf)");
   if (options.backend == ProbeBackend::UprobePmu) {
     UPROF_ASSIGN(UprobePmu p, read_uprobe_pmu(options.pmu_dir));
     pmu = p;
@@ -90,14 +96,23 @@ Status EventSet::open_all(const EventSetOptions& options) {
     std::string dir = options.tracefs_dir;
     if (dir.empty()) { UPROF_ASSIGN(dir, find_tracefs()); }
     std::string group = tracefs_group_for_this_process();
-    for (const ProbeCapture& r : requests_) {
+    for (std::size_t i = 0; i < requests_.size(); i++) {
+      const ProbeCapture& r = requests_[i];
+      const std::string args = i < options.fetch_args.size() ? options.fetch_args[i] : std::string();
       UPROF_ASSIGN(TracefsUprobe probe,
                    TracefsUprobe::create(dir, TracefsUprobeSpec{.group = group,
                                                                  .name = next_tracefs_event_name(),
                                                                  .path = r.path,
                                                                  .offset = r.file_offset,
-                                                                 .is_return = r.is_return}));
-      attrs_.push_back(build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options));
+                                                                 .is_return = r.is_return,
+                                                                 .ref_ctr_offset = 0,
+                                                                 .fetch_args = args}));
+      perf_event_attr a = build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options);
+      if (!args.empty()) {
+        a.sample_type |= PERF_SAMPLE_RAW;
+        UPROF_ASSIGN(raw_fields_[i], read_trace_format(probe.format_path()));
+      }
+      attrs_.push_back(a);
       tracefs_.push_back(std::move(probe));
     }
   }

@@ -57,6 +57,7 @@ Result<std::string> format_uprobe_definition(const TracefsUprobeSpec& spec) {
   os << (spec.is_return ? "r:" : "p:") << spec.group << "/" << spec.name << " " << spec.path
      << ":0x" << std::hex << spec.offset;
   if (spec.ref_ctr_offset != 0) os << "(0x" << spec.ref_ctr_offset << ")";
+  if (!spec.fetch_args.empty()) os << " " << spec.fetch_args;
   return os.str();
 }
 

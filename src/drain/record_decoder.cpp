@@ -35,7 +35,7 @@ constexpr std::array<NamedBit, 25> kSampleBits{{
 constexpr uint64_t kSupported = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
                                 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
                                 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-                                PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                                PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 
 struct NamedType {
   uint32_t type;
@@ -254,6 +254,18 @@ Result<Sample> decode_sample(std::span<const std::byte> record, const SampleForm
               (!(t & PERF_SAMPLE_STREAM_ID) || r.get(s.stream_id, "stream_id")) &&
               (!(t & PERF_SAMPLE_CPU) || (r.get(s.cpu, "cpu") && r.get(res, "cpu.res"))) &&
               (!(t & PERF_SAMPLE_PERIOD) || r.get(s.period, "period"));
+  if (good && (t & PERF_SAMPLE_RAW)) {
+    // u32 size, then size bytes (padded by the kernel so that the sample stays 8-aligned).
+    uint32_t size = 0;
+    std::size_t at = r.offset();
+    good = r.get(size, "raw size");
+    if (good && size > r.remaining())
+      good = r.invalid(at, err("raw data of ", size, " bytes, ", r.remaining(), " left").message);
+    if (good) {
+      s.raw = record.subspan(r.offset(), size);
+      r.seek(r.offset() + size, "raw data");
+    }
+  }
   if (good && (t & PERF_SAMPLE_REGS_USER)) {
     std::size_t abi_at = r.offset();
     good = r.get(s.regs_abi, "regs abi");

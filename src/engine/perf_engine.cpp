@@ -2,6 +2,7 @@
 
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/engine/perf_fetch_args.h"
 #include "uprof/engine/perf_records.h"
 #include "uprof/util/clock.h"
 
@@ -18,6 +19,8 @@ class PerfEngine final : public CaptureEngine {
   }
 
   std::string_view name() const override { return "perf"; }
+  const std::vector<TraceField>& raw_fields(std::size_t probe) const { return events_.raw_fields(probe); }
+  void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) { converter_.set_raw_layout(probe, std::move(layout)); }
   std::size_t cpus() const override { return events_.cpus().size(); }
   Status start() override { return explicit_start_ ? events_.enable() : ok(); }
 
@@ -89,8 +92,20 @@ Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan,
   eo.start = on_exec ? StartMode::OnExec : StartMode::Explicit;
   eo.ring_data_pages = target.ring_pages ? target.ring_pages : kPerfDefaultRingPages;
   eo.track_tasks = true;
+  // Values in memory become tracefs fetch arguments, decoded from each sample's raw data.
+  std::vector<std::vector<FetchArg>> fetch(plan.probes.size());
+  for (std::size_t i = 0; i < plan.probes.size(); i++) {
+    UPROF_ASSIGN(fetch[i], perf_fetch_args(plan.probes[i], arch_info(plan.arch)));
+    eo.fetch_args.push_back(fetch_arg_definitions(fetch[i]));
+  }
   UPROF_ASSIGN(EventSet events, EventSet::open(plan.probes, target.system_wide ? -1 : target.pid, eo));
-  return std::unique_ptr<CaptureEngine>(std::make_unique<PerfEngine>(plan, std::move(events), !on_exec, options.start_time));
+  auto engine = std::make_unique<PerfEngine>(plan, std::move(events), !on_exec, options.start_time);
+  for (std::size_t i = 0; i < plan.probes.size(); i++) {
+    if (fetch[i].empty()) continue;
+    UPROF_ASSIGN(std::vector<RawSlot> layout, raw_layout(fetch[i], engine->raw_fields(i), plan.probes[i]));
+    engine->set_raw_layout(static_cast<uint32_t>(i), std::move(layout));
+  }
+  return std::unique_ptr<CaptureEngine>(std::move(engine));
 }
 
 }  // namespace uprof

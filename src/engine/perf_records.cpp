@@ -2,6 +2,8 @@
 
 #include "uprof/drain/sample_values.h"
 
+#include <bit>
+
 namespace uprof {
 
 PerfRecordConverter::PerfRecordConverter(const CapturePlan& plan, uint64_t start_time)
@@ -9,7 +11,12 @@ PerfRecordConverter::PerfRecordConverter(const CapturePlan& plan, uint64_t start
       arch_(arch_info(plan.arch)),
       recorded_(plan.probes.size()),
       lost_records_(plan.probes.size()),
-      last_time_(start_time) {}
+      last_time_(start_time),
+      raw_layouts_(plan.probes.size()) {}
+
+void PerfRecordConverter::set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) {
+  if (probe < raw_layouts_.size()) raw_layouts_[probe] = std::move(layout);
+}
 
 void PerfRecordConverter::add_id(uint64_t id, std::optional<uint32_t> probe, const perf_event_attr& attr) {
   ids_[id] = IdInfo{probe.value_or(kNoProbe), sample_format(attr, arch_)};
@@ -56,7 +63,9 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     e.pid = s.pid;
     e.tid = s.tid;
     e.time = s.time;
-    missing_values_ += extract_values(s, plan_.probes[info.probe].values, arch_.sp_reg, e);
+    extract_values(s, plan_.probes[info.probe].values, arch_.sp_reg, e);
+    if (!raw_layouts_[info.probe].empty()) apply_raw(raw_layouts_[info.probe], s.raw, e);
+    missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
     finish_sample(plan_.probes[info.probe], e);
     recorded_[info.probe]++;
     samples_++;

@@ -37,6 +37,7 @@
 #include "uprof/attach/uprobe_pmu.h"
 #include "uprof/model/capture_plan.h"
 #include "uprof/attach/ring_buffer.h"
+#include "uprof/attach/trace_format.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
 
@@ -59,6 +60,10 @@ struct EventSetOptions {
   // wrote it, so on a probe's event they would make "recorded + lost" exceed
   // that probe's hits (measured: +6 with a 1-page ring and 8 threads exiting).
   bool track_tasks = false;
+  // Per request (in order; empty = none): tracefs fetch arguments to define the probe
+  // with, "s0=+0(%di):string u2=+32(%di):u64" (engine/perf_fetch_args.h). Their
+  // values come in each sample's raw data, laid out as raw_fields() says. Tracefs only.
+  std::vector<std::string> fetch_args{};
 };
 
 // What read() on a probe's events says, summed over its CPUs.
@@ -111,6 +116,9 @@ class EventSet {
   };
   std::vector<Identity> identities() const;
 
+  // A request's tracefs record fields (its format file), when it has fetch arguments.
+  const std::vector<TraceField>& raw_fields(std::size_t request) const { return raw_fields_[request]; }
+
   std::span<RingBuffer> rings() { return rings_; }
   const std::vector<int>& cpus() const { return cpus_; }
   std::size_t event_count() const { return events_.size(); }
@@ -134,6 +142,7 @@ class EventSet {
   std::vector<RingBuffer> rings_;
   std::vector<ProbeCapture> requests_;
   std::vector<perf_event_attr> attrs_;  // one per request
+  std::vector<std::vector<TraceField>> raw_fields_;  // one per request
   std::unordered_map<uint64_t, std::size_t> id_to_request_;
   std::vector<UniqueFd> side_band_;     // one per CPU with track_tasks
   perf_event_attr side_band_attr_{};

@@ -19,6 +19,7 @@
 //   p:uprof_4242/e0 /work/build/mytest:0x1130
 //   r:uprof_4242/e1 /work/build/mytest:0x1130          (return probe)
 //   p:uprof_4242/e2 /usr/bin/python3:0x2f1a0(0x4c5d8)  (with an SDT semaphore)
+//   p:uprof_4242/e3 /work/build/strings:0x1190 s0=+0(%di):string   (fetch arguments)
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,9 @@ struct TracefsUprobeSpec {
   uint64_t offset = 0;
   bool is_return = false;
   uint64_t ref_ctr_offset = 0;
+  // Fetch arguments after the location, as uprobe_events takes them:
+  // "s0=+0(%di):string u1=+8(%si):u32" ("" for none).
+  std::string fetch_args{};
 };
 
 // The uprobe_events line that defines `spec` (pure). Paths with white space are
@@ -60,6 +64,8 @@ class TracefsUprobe {
   ~TracefsUprobe();
 
   uint64_t tracepoint_id() const { return id_; }
+  // Its format file: the layout of its records (attach/trace_format.h).
+  std::string format_path() const { return tracefs_dir_ + "/events/" + spec_.group + "/" + spec_.name + "/format"; }
   const TracefsUprobeSpec& spec() const { return spec_; }
   // Removes the probe now; the destructor then does nothing.
   Status remove();

@@ -41,7 +41,7 @@ unsigned perf_reg_count(const ArchInfo& arch);
 SampleFormat sample_format(const perf_event_attr& attr, const ArchInfo& arch);
 
 // The sample_type bits this decoder can parse: IDENTIFIER IP TID TIME ADDR ID
-// STREAM_ID CPU PERIOD REGS_USER STACK_USER.
+// STREAM_ID CPU PERIOD RAW REGS_USER STACK_USER.
 uint64_t supported_sample_bits();
 // "PERF_RECORD_SAMPLE", "PERF_RECORD_MMAP2"; "PERF_RECORD_<n>" when unknown.
 std::string record_type_name(uint32_t type);
@@ -65,6 +65,9 @@ struct Sample {
   // valid). Points into the record: valid only as long as the record's bytes are.
   std::span<const std::byte> stack{};
   uint64_t stack_dyn_size = 0;
+  // PERF_SAMPLE_RAW: a tracepoint's record (a tracefs uprobe's fetch arguments, laid
+  // out as its format file says). Points into the record, like `stack`.
+  std::span<const std::byte> raw{};
 
   // The value of perf register `perf_index` (x86-64 DI = 5), if the sample has it.
   std::optional<uint64_t> reg(unsigned perf_index) const;

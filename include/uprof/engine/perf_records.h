@@ -19,6 +19,7 @@
 
 #include "uprof/drain/record_decoder.h"
 #include "uprof/model/capture_plan.h"
+#include "uprof/engine/perf_fetch_args.h"
 #include "uprof/model/recording.h"
 #include "uprof/util/result.h"
 
@@ -32,6 +33,9 @@ class PerfRecordConverter {
   // Event `id` samples plan probe `probe` (nullopt: the side band, which writes task
   // records and samples nothing), with the layout `attr` gives.
   void add_id(uint64_t id, std::optional<uint32_t> probe, const perf_event_attr& attr);
+  // Where probe `probe`'s memory values lie in its samples' raw data
+  // (engine/perf_fetch_args.h); none by default.
+  void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout);
 
   // nullopt for a record the recording does not keep. An id never added, or bytes
   // that do not decode, is an Error naming the record.
@@ -57,6 +61,7 @@ class PerfRecordConverter {
   std::vector<uint64_t> recorded_, lost_records_;
   uint64_t samples_ = 0, missing_values_ = 0;
   uint64_t last_time_ = 0;  // for records without a time of their own
+  std::vector<std::vector<RawSlot>> raw_layouts_;  // per probe
 };
 
 }  // namespace uprof
