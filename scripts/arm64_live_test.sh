@@ -163,7 +163,7 @@ note "uprof cross-built ($(du -k "$XB/uprof" | cut -f1) kB)"
 # Built from the same tree as the cross uprof (the data file's reader and what it
 # needs: store/, util/, arch/), not from BUILD_DIR's objects: those may be from another
 # state of the tree, and another build may be running in BUILD_DIR.
-check_srcs=("$SRC/scripts/arm64/check_data.cpp" "$SRC"/src/store/*.cpp "$SRC"/src/util/*.cpp "$SRC"/src/arch/*.cpp)
+check_srcs=("$SRC/scripts/arm64/check_data.cpp" "$SRC"/src/store/*.cpp "$SRC"/src/model/*.cpp "$SRC"/src/util/*.cpp "$SRC"/src/arch/*.cpp)
 mapfile -t check_headers < <(find "$SRC/include/uprof" -name '*.h')
 if ! fresh "$W/check_data" "${check_srcs[@]}" "${check_headers[@]}"; then
   run_logged check-build 300 g++ -std=c++20 -O1 -Wall -Wextra -I"$SRC/include" -o "$W/check_data" "${check_srcs[@]}" ||
@@ -201,6 +201,8 @@ xcc placement_bti "$FX/placement.c" -g -O2 -mbranch-protection=standard
 # Typed arguments from DWARF: x0-x7 then [sp], 16-byte structs in x0:x1, a 40-byte one by reference.
 xcc args_O0 "$FX/args/args.c" -g -O0
 xcc args_O2 "$FX/args/args.c" -g -O2
+# Strings: a const char * parameter read as its string by the BPF engine's text program.
+xcc strings_O2 "$FX/strings.c" -g -O2
 # C++ measured at its exits (ret, simulated here): outer calls inner, which may throw.
 limit 120
 fresh "$B/throw" "$FX/throw.cpp" "$0" || timeout "$LIMIT" aarch64-linux-gnu-g++ -o "$B/throw" "$FX/throw.cpp" -g -O2 \
@@ -244,6 +246,7 @@ cases=(
   'exits|1000|--function outer(int) --values none --exits|-e|outer|--|/fx/throw|-1000'
   'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
   'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
+  'args_strings|8|--values none|-e|lookup|-e|measure|--|/fx/strings_O2|4'
 )
 : >"$R/cases"
 for c in "${cases[@]}"; do
@@ -322,14 +325,24 @@ want_args=(
   'f_pair(p={x=5, y=-5}) = 5'
   'f_big(b={a=5, b=6, c=7, d=8, e=9}) = 35'
 )
+# Strings (tests/fixtures/strings.c with 4 keys): each key, the NULL and the bad pointer,
+# and 199 bytes cut at the default 64.
+want_strings=(
+  'lookup(key="key0", n=0) = 177'
+  'lookup(key="key3", n=3) = 55'
+  'lookup(key="hello, world", n=0) = 140'
+  'measure(s=<unreadable>) = 0'
+  'measure(s="'"$(printf 'x%.0s' $(seq 64))"'"...) = 1'
+)
 calls_of() { sed -E 's/^[0-9.]+  [^ ]+ [0-9]+\/[0-9]+  //; s/  \[[^]]*\]$//'; }
-for name in args_O0 args_O2; do
+for name in args_O0 args_O2 args_strings; do
+  if [ "$name" = args_strings ]; then wants=("${want_strings[@]}"); else wants=("${want_args[@]}"); fi
   [ -f "$out/$name.data" ] || continue
   why=""
   host=$("$BUILD/uprof" script "$out/$name.data" 2>&1) || why="host 'uprof script' failed: $host"
   guest=$(sed -n "s/^ARM64-SCRIPT $name: //p" "$console")
   [ -z "$why" ] && [ "$host" != "$guest" ] && why="the host's 'uprof script' differs from the guest's"
-  for w in "${want_args[@]}"; do
+  for w in "${wants[@]}"; do
     [ -n "$why" ] && break
     calls_of <<<"$host" | grep -qxF -- "$w" || why="no '$w' in: $(calls_of <<<"$host" | tr '\n' ';')"
   done
@@ -337,7 +350,7 @@ for name in args_O0 args_O2; do
     echo "  $name typed: FAIL: $why"
     failed+=("$name-typed")
   else
-    echo "  $name typed: ok: ${#want_args[@]} calls with their arguments, the same on host and guest"
+    echo "  $name typed: ok: ${#wants[@]} calls with their arguments, the same on host and guest"
   fi
 done
 
