@@ -1,4 +1,5 @@
 #include "uprof/resolve/param_location.h"
+#include "uprof/resolve/dwarf_types.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -494,10 +495,104 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
     bool use_abi = options.at_entry != ParamsOptions::AtEntry::DwarfOnly && i < abi.size();
     ExprLocation loc = choose(arch, places[i], use_abi ? &abi[i] : nullptr, options.at_entry, pc == entry, before_body,
                               frame.saved_regs);
+    Dwarf_Die pd, td;
+    uint64_t type_offset = dwarf_offdie(dbg, p.die_offset, &pd) && type_of(&pd, &td) ? dwarf_dieoffset(&td) : 0;
     out.params.push_back({.name = p.name, .type = std::move(abi_in[i].type), .available = loc.available,
                           .reason = std::move(loc.reason), .pieces = std::move(loc.pieces),
-                          .artificial = p.artificial});
+                          .artificial = p.artificial, .type_offset = type_offset});
   }
+  return out;
+}
+
+namespace {
+
+std::string type_name(Dwarf_Die* t) {
+  static const DwarfScopes kNoScopes;
+  return dwarf_type_name(t, kNoScopes, type_style_for_language(DW_LANG_C99));
+}
+
+// "id, name, label, weight": the members of a struct, for an error.
+std::string member_names(Dwarf_Die* st) {
+  std::string s;
+  Dwarf_Die c;
+  for (int r = dwarf_child(st, &c); r == 0; r = dwarf_siblingof(&c, &c))
+    if (dwarf_tag(&c) == DW_TAG_member && dwarf_diename(&c)) s += (s.empty() ? "" : ", ") + std::string(dwarf_diename(&c));
+  return s.empty() ? "none" : s;
+}
+
+bool is_char(Dwarf_Die* t) { return kind_of(t) == ValueType::Kind::Char && byte_size(t, 0) == 1; }
+
+}  // namespace
+
+Result<MemberAccess> resolve_access(Dwarf* dbg, uint64_t type_offset, const std::vector<AccessStep>& path,
+                                    std::string_view text) {
+  auto fail = [&](auto&&... why) { return err("params: '", text, "': ", why...); };
+  Dwarf_Die t;
+  if (!dbg || type_offset == 0 || !dwarf_offdie(dbg, type_offset, &t) || dwarf_peel_type(&t, &t) != 0)
+    return fail("DWARF gives the parameter no type to follow");
+  MemberAccess out;
+  bool in_memory = false;  // false: still the parameter's own value, not bytes it points to
+  // Moves to the bytes the current pointer value points to, plus `offset`.
+  auto follow = [&](int64_t offset) {
+    if (in_memory) {
+      out.hops.push_back(out.offset);  // the pointer is itself in memory: load it first
+      out.offset = 0;
+    }
+    in_memory = true;
+    out.offset += static_cast<int32_t>(offset);
+  };
+  for (const AccessStep& step : path) {
+    const int tag = dwarf_tag(&t);
+    if (step.kind == AccessStep::Kind::Member) {
+      if (kind_of(&t) != ValueType::Kind::Struct) return fail(type_name(&t), " is not a struct: it has no member '", step.member, "'");
+      if (!in_memory) return fail("a struct passed by value: its members print with it (write the parameter's name)");
+      Dwarf_Die c, found;
+      bool hit = false;
+      for (int r = dwarf_child(&t, &c); r == 0 && !hit; r = dwarf_siblingof(&c, &c))
+        if (dwarf_tag(&c) == DW_TAG_member && dwarf_diename(&c) && step.member == dwarf_diename(&c)) {
+          found = c;
+          hit = true;
+        }
+      if (!hit) return fail(type_name(&t), " has no member '", step.member, "' (it has ", member_names(&t), ")");
+      if (dwarf_hasattr(&found, DW_AT_bit_size)) return fail("'", step.member, "' is a bit-field, which uprof does not read");
+      out.offset += static_cast<int32_t>(udata(&found, DW_AT_data_member_location, 0));
+      if (!type_of(&found, &t) || dwarf_peel_type(&t, &t) != 0) return fail("'", step.member, "' has no type in DWARF");
+    } else if (tag == DW_TAG_array_type && step.kind == AccessStep::Kind::Index) {
+      if (!in_memory) return fail("an array that is not in memory");
+      Dwarf_Die elem;
+      if (!type_of(&t, &elem) || dwarf_peel_type(&elem, &elem) != 0) return fail("an array of unknown elements");
+      out.offset += static_cast<int32_t>(step.index * static_cast<int64_t>(byte_size(&elem, 0)));
+      t = elem;
+    } else {  // Deref, or Index on a pointer: the element it points to
+      if (tag != DW_TAG_pointer_type) return fail(type_name(&t), " is not a pointer: it cannot be followed");
+      Dwarf_Die pointee;
+      if (!type_of(&t, &pointee) || dwarf_peel_type(&pointee, &pointee) != 0)
+        return fail("a void pointer: give the bytes a type with +OFF(%REG):u32 instead");
+      const int64_t elem = step.kind == AccessStep::Kind::Index ? step.index * static_cast<int64_t>(byte_size(&pointee, 0)) : 0;
+      follow(elem);
+      t = pointee;
+    }
+  }
+  const int tag = dwarf_tag(&t);
+  Dwarf_Die elem;
+  if (tag == DW_TAG_array_type && type_of(&t, &elem) && dwarf_peel_type(&elem, &elem) == 0 && is_char(&elem) && in_memory) {
+    out.string = true;  // char name[16]: the string is right there
+  } else if (tag == DW_TAG_pointer_type && type_of(&t, &elem) && dwarf_peel_type(&elem, &elem) == 0 && is_char(&elem)) {
+    follow(0);  // a char pointer: the string is where it points
+    out.string = true;
+  } else if (tag == DW_TAG_array_type) {
+    return fail("an array: name an element, as in ", text, "[0]");
+  } else if (kind_of(&t) == ValueType::Kind::Struct) {
+    return fail("a struct: name one of its members (", member_names(&t), ")");
+  } else if (!in_memory) {
+    return fail("no member, element or pointer followed");
+  }
+  AbiValue v = read_abi_value(&t, type_name(&t), false);
+  out.type = v.type;
+  if (out.string) out.type.name = type_name(&t);
+  const uint32_t size = out.type.size;
+  if (!out.string && size != 1 && size != 2 && size != 4 && size != 8)
+    return fail(out.type.name, " is ", size, " bytes: uprof reads 1, 2, 4 or 8");
   return out;
 }
 

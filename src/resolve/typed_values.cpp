@@ -129,6 +129,50 @@ std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool
   return out;
 }
 
+static Result<ValueSpec> access_value_spec(Dwarf* dbg, const ParamLocation& p, const ParamRef& ref, const std::string& text,
+                                    Arch arch) {
+  std::vector<ValueSpec> base = param_value_specs(p, arch);
+  if (base.size() != 1 || base[0].source == ValueSource::Unavailable || base[0].source == ValueSource::Constant ||
+      base[0].is_string()) {
+    if (!base.empty() && base[0].source == ValueSource::Unavailable) {
+      ValueSpec v = base[0];
+      v.name = text;
+      return v;  // printed <optimized out> with the reason, as the parameter would be
+    }
+    if (!base.empty() && base[0].is_string() && !ref.path.empty()) {
+      // A char pointer's own value was turned into its string; follow from the pointer.
+    } else {
+      return err("params: '", text, "': ", p.name, " is not one value in a register or on the stack here");
+    }
+  }
+  UPROF_ASSIGN(MemberAccess a, resolve_access(dbg, p.type_offset, ref.path, text));
+  ValueSpec b = base[0];
+  // The parameter's own place: a register or stack slot, or (-O0) memory the pointer is in.
+  std::vector<int32_t> hops;
+  if (b.is_string()) {  // undo the string reading of the char pointer itself
+    hops = b.hops;
+  } else if (b.deref) {
+    hops.push_back(b.deref_offset);
+  }
+  ValueSpec v = head_slot(text, a.type, arch);
+  v.source = b.source;
+  v.reg = b.reg;
+  v.stack_offset = b.stack_offset;
+  v.hops = hops;
+  v.hops.insert(v.hops.end(), a.hops.begin(), a.hops.end());
+  v.deref = true;
+  v.deref_offset = a.offset;
+  v.pointee = true;
+  v.size = static_cast<uint8_t>(std::clamp<uint32_t>(a.type.size, 1, 8));
+  v.members.clear();
+  if (a.string) {
+    v.kind = ValueKind::String;
+    v.size = 8;
+    v.hex = false;
+  }
+  return v;
+}
+
 std::vector<ValueSpec> return_value_specs(const FunctionParams& f, Arch arch) {
   if (f.return_type.kind == ValueType::Kind::Unknown && f.return_type.name == "void") return {};
   ParamLocation r{.name = "$retval", .type = f.return_type, .available = !f.return_value.empty(), .reason = {},
@@ -157,20 +201,22 @@ Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& im
 Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedProbe& p, bool all_by_default,
                           std::vector<std::string>& notes) {
   std::vector<std::string> names;
+  std::vector<const ValueRequest*> paths;  // p->name, *p, a[2]
   std::vector<ValueRequest> raw;
   bool all_params = false, retval = false;
   for (const auto& v : p.values) {
     if (!v.wants_dwarf()) raw.push_back(v);
     else if (std::holds_alternative<AllParamsRef>(v.target)) all_params = true;
-    else if (auto* n = std::get_if<ParamRef>(&v.target)) names.push_back(n->name);
+    else if (auto* n = std::get_if<ParamRef>(&v.target); n && !n->path.empty()) paths.push_back(&v);
+    else if (n) names.push_back(n->name);
     else retval = true;
   }
   const bool by_default = p.values.empty() && all_by_default;
-  if (!by_default && !all_params && !retval && names.empty()) return ok();  // raw values only
+  if (!by_default && !all_params && !retval && names.empty() && paths.empty()) return ok();  // raw values only
 
   UPROF_ASSIGN(auto params, dwarf.params(img, p));
   if (!params) {
-    if (!all_params && names.empty()) {
+    if (!all_params && names.empty() && paths.empty()) {
       if (by_default)
         notes.push_back(p.label() + ": no DWARF for it in " + img.path +
                         ": arguments not captured (name registers, e.g. %di, or install debug info)");
@@ -178,6 +224,17 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
     }
     return err("spec: '", p.spec, "': no DWARF describes ", p.function.empty() ? p.label() : p.function, " in ",
                img.path, ": its parameters have no names here (name registers instead, e.g. %di)");
+  }
+  std::vector<ValueSpec> followed;
+  for (const ValueRequest* v : paths) {
+    const auto& ref = std::get<ParamRef>(v->target);
+    auto q = std::find_if(params->params.begin(), params->params.end(), [&](auto& x) { return x.name == ref.name; });
+    if (q == params->params.end())
+      return err("spec: '", p.spec, "': ", params->function, " has no parameter '", ref.name, "' (it has ",
+                 join_names(*params), ")");
+    auto spec = access_value_spec(dwarf.dwarf(img), *q, ref, v->display_name(), p.arch);
+    if (!spec) return err("spec: '", p.spec, "': ", spec.error().message);
+    followed.push_back(std::move(*spec));
   }
   p.values = raw;
   if (!names.empty() || all_params || by_default) {
@@ -192,6 +249,7 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
       p.typed_entry.insert(p.typed_entry.end(), slots.begin(), slots.end());
     }
   }
+  p.typed_entry.insert(p.typed_entry.end(), followed.begin(), followed.end());
   // Everything by default must fit a sample's slots: whole values are dropped from the end.
   if (by_default && p.typed_entry.size() > kMaxValues) {
     std::size_t keep = kMaxValues;
@@ -200,7 +258,7 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
                     std::to_string(p.typed_entry.size()) + " value slots are captured (name the parameters you want)");
     p.typed_entry.resize(keep);
   }
-  if (retval || by_default || !names.empty()) {
+  if (retval || by_default || !names.empty() || !paths.empty()) {
     p.typed_return = return_value_specs(*params, p.arch);
     p.typed_return_implicit = !retval;
   }

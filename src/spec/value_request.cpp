@@ -26,6 +26,46 @@ Result<RawType> parse_type(std::string_view token, std::string_view type) {
   return RawType{.size = static_cast<uint8_t>(bits / 8), .is_signed = type[0] == 's', .hex = type[0] == 'x'};
 }
 
+// "p->q->name", "*p", "arr[2]", "it.name": a parameter and what to follow from it, as C
+// writes it (a leading * applies last: *p->q is *(p->q)). nullopt when it is not one.
+std::optional<ParamRef> parse_access_path(std::string_view s) {
+  std::size_t stars = 0;
+  while (stars < s.size() && s[stars] == '*') stars++;
+  s = s.substr(stars);
+  auto ident_end = [](std::string_view t) {
+    std::size_t n = 0;
+    while (n < t.size() && (std::isalnum(static_cast<unsigned char>(t[n])) || t[n] == '_')) n++;
+    return n;
+  };
+  std::size_t n = ident_end(s);
+  if (!is_identifier(s.substr(0, n))) return std::nullopt;
+  ParamRef ref{.name = std::string(s.substr(0, n)), .path = {}};
+  s = s.substr(n);
+  using K = AccessStep::Kind;
+  while (!s.empty()) {
+    if (s.substr(0, 2) == "->" || s[0] == '.') {
+      const bool arrow = s[0] == '-';
+      s = s.substr(arrow ? 2 : 1);
+      n = ident_end(s);
+      if (!is_identifier(s.substr(0, n))) return std::nullopt;
+      if (arrow) ref.path.push_back({.kind = K::Deref, .member = {}, .index = 0});
+      ref.path.push_back({.kind = K::Member, .member = std::string(s.substr(0, n)), .index = 0});
+      s = s.substr(n);
+    } else if (s[0] == '[') {
+      auto close = s.find(']');
+      auto idx = close == std::string_view::npos ? std::nullopt : parse_number(s.substr(1, close - 1));
+      if (!idx || *idx > 1u << 20) return std::nullopt;
+      ref.path.push_back({.kind = K::Index, .member = {}, .index = static_cast<int64_t>(*idx)});
+      s = s.substr(close + 1);
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (std::size_t i = 0; i < stars; i++) ref.path.push_back({.kind = K::Deref, .member = {}, .index = 0});
+  if (ref.path.empty()) return std::nullopt;
+  return ref;
+}
+
 // What the body of a token (no label, no type) names.
 Result<ValueTarget> parse_target(std::string_view token, std::string_view body) {
   if (body == "$comm") return ValueTarget{CommRef{}};
@@ -43,7 +83,8 @@ Result<ValueTarget> parse_target(std::string_view token, std::string_view body) 
     return ValueTarget{ArgumentRef{static_cast<unsigned>(*n)}};
   }
   if (is_identifier(body)) return ValueTarget{ParamRef{std::string(body)}};
-  return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+  if (auto path = parse_access_path(body)) return ValueTarget{std::move(*path)};
+  return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
 }
 
 }  // namespace

@@ -129,6 +129,40 @@ TEST(RecordingPlan, ErrorsNameWhatIsWrong) {
   EXPECT_EQ(plan_recording(std::move(req)).error().message, "record: -p 1073741808: no such process");
 }
 
+// A parameter followed through DWARF: the value is read where its type says, and a
+// path that does not fit the type is refused, naming what the type has.
+TEST(RecordingPlan, AccessPathsAreTypedByDwarfAndBadOnesNameTheType) {
+  const std::string exe = test::fixture("x86_64", "strings_O2");
+  auto plan = plan_recording(request({"visit it->name it->label it->weight it->id"}, exe));
+  ASSERT_TRUE(plan) << plan.error().message;
+  const auto& v = plan->probes[0].values;
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].name, "it->name");
+  EXPECT_TRUE(v[0].is_string());  // char name[16] at +4: the string is right there
+  EXPECT_TRUE(v[0].hops.empty());
+  EXPECT_EQ(v[0].deref_offset, 4);
+  EXPECT_TRUE(v[1].is_string());  // const char *label at +24: followed, then read
+  EXPECT_EQ(v[1].hops, (std::vector<int32_t>{24}));
+  EXPECT_EQ(v[1].deref_offset, 0);
+  EXPECT_EQ(v[2].type, "long");
+  EXPECT_EQ(v[2].deref_offset, 32);
+  EXPECT_EQ(v[2].size, 8);
+  EXPECT_EQ(v[3].type, "int");
+  EXPECT_EQ(v[3].size, 4);
+  EXPECT_TRUE(v[3].is_signed);
+
+  auto err_of = [&](const char* spec) {
+    auto p = plan_recording(request({spec}, exe));
+    return p ? std::string("(planned)") : p.error().message;
+  };
+  EXPECT_EQ(err_of("visit it->nme"), "spec: 'visit it->nme': params: 'it->nme': struct item has no member 'nme' (it "
+                                     "has id, name, label, weight)");
+  EXPECT_EQ(err_of("lookup n->x"), "spec: 'lookup n->x': params: 'n->x': int is not a pointer: it cannot be followed");
+  EXPECT_EQ(err_of("visit *it"),
+            "spec: 'visit *it': params: '*it': a struct: name one of its members (id, name, label, weight)");
+  EXPECT_EQ(err_of("visit q->id"), "spec: 'visit q->id': visit has no parameter 'q' (it has it)");
+}
+
 }  // namespace
 }  // namespace uprof
 

@@ -62,7 +62,7 @@ TEST(ValueBinding, RetvalStackAndComm) {
   ASSERT_TRUE(comm);
   EXPECT_FALSE(comm->has_value());
   EXPECT_EQ(parse_value_token("$bogus", arch_info(Arch::X86_64)).error().message,
-            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
   EXPECT_FALSE(parse_value_token("$stackx", arch_info(Arch::X86_64)));
   EXPECT_FALSE(parse_value_token("=%di", arch_info(Arch::X86_64)));
 }

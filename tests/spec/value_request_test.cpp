@@ -57,6 +57,25 @@ TEST(ValueRequest, MemoryReadsNestAsTracefsSpellsThem) {
   EXPECT_EQ(parse_ok("+4(%di):string").display_name(), "+4(%di)");
 }
 
+TEST(ValueRequest, AccessPathsFollowAParameterAsCWritesThem) {
+  using K = AccessStep::Kind;
+  auto v = parse_ok("it->name");
+  EXPECT_EQ(v.target, (ValueTarget{ParamRef{.name = "it", .path = {{K::Deref, "", 0}, {K::Member, "name", 0}}}}));
+  EXPECT_TRUE(v.wants_dwarf());
+  EXPECT_EQ(v.display_name(), "it->name");
+  EXPECT_EQ(parse_ok("*p").target, (ValueTarget{ParamRef{.name = "p", .path = {{K::Deref, "", 0}}}}));
+  EXPECT_EQ(parse_ok("a[2]").target, (ValueTarget{ParamRef{.name = "a", .path = {{K::Index, "", 2}}}}));
+  // A leading * applies last, as in C: *p->q is *(p->q).
+  EXPECT_EQ(parse_ok("*p->q").target,
+            (ValueTarget{ParamRef{.name = "p", .path = {{K::Deref, "", 0}, {K::Member, "q", 0}, {K::Deref, "", 0}}}}));
+  EXPECT_EQ(parse_ok("s.x[1]").target,
+            (ValueTarget{ParamRef{.name = "s", .path = {{K::Member, "x", 0}, {K::Index, "", 1}}}}));
+  EXPECT_FALSE(parse_value_request("p->").ok());
+  EXPECT_FALSE(parse_value_request("p[x]").ok());
+  EXPECT_EQ(parse_value_request("n=p->x").error().message,
+            "spec: value 'n=p->x': a parameter is typed and named by DWARF (write 'p->x' alone)");
+}
+
 TEST(ValueRequest, BadMemoryReadsAreRefusedWithTheToken) {
   EXPECT_EQ(parse_value_request("+8(%di").error().message,
             "spec: value '+8(%di': expected +OFFSET(VALUE), as in +8(%di)");
@@ -79,7 +98,7 @@ TEST(ValueRequest, WhatDwarfAnswers) {
 
 TEST(ValueRequest, ErrorsNameTheToken) {
   EXPECT_EQ(parse_value_request("$bogus").error().message,
-            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval or $comm)");
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
   EXPECT_EQ(parse_value_request("%di:s12").error().message,
             "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64, x8..x64 or string)");
   EXPECT_EQ(parse_value_request("=%di").error().message, "spec: value '=%di': expected NAME=VALUE");

@@ -54,11 +54,12 @@ inline void finish_sample(const ProbeCapture& probe, Event& e) {
 
 // Whether a value is read from user memory at the probe, not out of the registers and
 // the copied stack: strings, pointers followed (`hops`), and raw memory reads
-// ("+8(%di)"). The BPF engine reads them with bpf_probe_read_user; the perf engine
-// asks tracefs for them as fetch arguments (engine/perf_fetch_args.h). A DWARF value
-// behind an address (a -O0 home below rbp) is on the stack, and read from its copy.
+// ("+8(%di)") and what a parameter points to ("p->x"). The BPF engine reads them with
+// bpf_probe_read_user; the perf engine asks tracefs for them as fetch arguments
+// (engine/perf_fetch_args.h). A DWARF value behind an address (a -O0 home below rbp)
+// is on the stack, and read from its copy.
 inline bool fetched_from_memory(const ValueSpec& v) {
-  return v.is_string() || !v.hops.empty() || (v.deref && !v.typed());
+  return v.is_string() || !v.hops.empty() || (v.deref && (!v.typed() || v.pointee));
 }
 
 struct CapturePlan {

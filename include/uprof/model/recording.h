@@ -58,6 +58,9 @@ struct ValueSpec {
   // for each, in order. `+0(+8(%di)):string` is %di, hops {8}, deref at +0, a String.
   std::vector<int32_t> hops{};
   uint16_t string_max = 0;      // String: the most bytes kept (the rest is cut, and says so)
+  // The value is what a pointer points to (`p->x`, anywhere in memory), not a frame
+  // slot DWARF locates: engines read it at the probe (capture_plan.h). Not stored.
+  bool pointee = false;
   bool continues = false;       // the next bytes of the previous slot's value
   ValueKind kind = ValueKind::Integer;
   std::string type{};             // "int", "enum color", "struct pair", "char*"; "" for raw values

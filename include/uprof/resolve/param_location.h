@@ -22,11 +22,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "uprof/arch/arch.h"
 #include "uprof/resolve/dwarf_expr.h"
+#include "uprof/spec/value_request.h"
 #include "uprof/util/result.h"
 
 typedef struct Elf Elf;
@@ -63,6 +65,7 @@ struct ParamLocation {
   std::string reason;
   std::vector<LocationPiece> pieces;
   bool artificial = false;    // C++ `this`
+  uint64_t type_offset = 0;   // its type's DIE (for resolve_access), 0 when it has none
 };
 
 struct FunctionParams {
@@ -100,5 +103,22 @@ Result<FunctionParams> params_at(Elf* elf_with_dwarf, Arch arch, uint64_t functi
 // The same with an index already built over `elf_with_dwarf` (no re-reading of its DWARF).
 Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, Arch arch, uint64_t function_entry,
                                  uint64_t pc, const ParamsOptions& options = {});
+
+// Where an access path leads from a parameter's value: follow `hops` (address =
+// load8(address + hop), starting from the value), then read `type` at address +
+// `offset`. A char array there (`char name[16]`) or a char pointer is a string:
+// `string` says so (the pointer's load is one more hop, offset 0).
+struct MemberAccess {
+  std::vector<int32_t> hops{};
+  int32_t offset = 0;
+  ValueType type{};
+  bool string = false;
+};
+
+// `type_offset`: the parameter's type DIE (ParamLocation::type_offset); `text` names
+// the value in errors: "params: 'p->nme': struct item has no member 'nme' (it has id,
+// name, label, weight)".
+Result<MemberAccess> resolve_access(Dwarf* dbg, uint64_t type_offset, const std::vector<AccessStep>& path,
+                                    std::string_view text);
 
 }  // namespace uprof

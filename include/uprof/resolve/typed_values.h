@@ -42,6 +42,11 @@ class TypedValueResolver {
   // The parameters of the function `p` is in, at p's address; nullopt when
   // the file has no DWARF for that function.
   Result<std::optional<FunctionParams>> params(const Image& img, const ResolvedProbe& p);
+  // The DWARF params() read for `img` (nullptr before, or without DWARF).
+  Dwarf* dwarf(const Image& img) const {
+    auto it = indexes_.find(&img);
+    return it == indexes_.end() ? nullptr : it->second.dwarf();
+  }
 
  private:
   std::map<const Image*, DwarfIndex> indexes_;

@@ -6,6 +6,7 @@
 //   $retval             the return value (return probes only; typed by DWARF when untyped)
 //   $comm               the thread's name: accepted, and always shown from the thread's comm
 //   a, $params          a parameter by its DWARF name; every parameter
+//   p->name, *p, a[2]   what a parameter points to, typed by DWARF (p->q->x, s.x too)
 // Each register, argument, stack word or $retval may be named ("a=%di") and typed as
 // tracefs types them ("%di:s32", "%si:u16", "%dx:x64" for hex); untyped values are s64.
 // Memory, as tracefs spells it: "+8(%di)" is the 8 bytes at %di + 8, and it nests:
@@ -44,8 +45,19 @@ struct StackRef {
 struct ReturnValueRef {
   bool operator==(const ReturnValueRef&) const = default;
 };
+// One step of a C access path after a parameter: `p->name` is Deref then Member "name",
+// `*p` Deref, `arr[2]` Index 2 (on a pointer: the third element it points to).
+struct AccessStep {
+  enum class Kind : uint8_t { Member, Deref, Index } kind = Kind::Deref;
+  std::string member{};
+  int64_t index = 0;
+  bool operator==(const AccessStep&) const = default;
+};
+
 struct ParamRef {
   std::string name;  // a DWARF parameter name
+  // "p->name", "*p", "arr[2]", "p->q->x": what to follow from it, typed by DWARF.
+  std::vector<AccessStep> path{};
   bool operator==(const ParamRef&) const = default;
 };
 struct AllParamsRef {
