@@ -13,6 +13,7 @@ packages=(
   python3-jsonschema                       # tests validate report JSON against docs/report.schema.json
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
   libbpf-dev bpftool                       # the BPF engine: libbpf, and the skeleton of its BPF object
+  systemtap-sdt-dev                        # <sys/sdt.h>: the USDT fixture's probes
   libcapstone-dev                          # instruction decoding: probe placement, instruction boundaries
   clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )

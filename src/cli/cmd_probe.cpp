@@ -6,12 +6,14 @@
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
+#include "uprof/present/usdt_listing.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf_index.h"
 #include "uprof/resolve/insn_class.h"
 #include "uprof/resolve/resolver.h"
+#include "uprof/resolve/usdt_notes.h"
 
 namespace po = boost::program_options;
 
@@ -19,14 +21,16 @@ namespace uprof::cli {
 
 int cmd_probe(int argc, char** argv) {
   po::options_description opts(
-      "usage: uprof probe [--list] BIN [SPEC... | PATTERN]\n\n"
+      "usage: uprof probe [--list | --list-usdt] BIN [SPEC... | PATTERN]\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
       "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
+      "  uprof probe --list-usdt BIN    list BIN's USDT (SystemTap SDT) probes: offset, semaphore, arguments\n"
       "  uprof probe --vars BIN SPEC... each parameter's type and where it lives at the probe (DWARF)\n"
       "  uprof probe --cleanup          remove the tracefs probes that killed uprofs left (record does it too)\n\n"
       "SPEC: FUNC | FUNC+0xOFF | BIN:FUNC | LIB:FUNC | BIN:0xOFF | 'glob*' | 'ns::Klass::method(int)'\n\n"
       "options");
   opts.add_options()("help,h", "show this help")("list,l", "list functions instead of resolving specs")(
+      "list-usdt", "list the USDT probes of BIN (its .note.stapsdt notes)")(
       "vars", "show the parameters and return value of each probed function, typed, and where they live")(
       "cleanup", "remove the tracefs groups uprof_<pid> whose uprof is gone")(
       "exact-site", "show each function's probe at its symbol, as record --exact-site probes it")(
@@ -65,6 +69,16 @@ int cmd_probe(int argc, char** argv) {
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();
   auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+
+  if (vm.count("list-usdt")) {
+    if (!args.empty()) return usage_error("probe", "--list-usdt takes one binary and nothing else");
+    auto elf = ElfFile::open(bin);
+    if (!elf) return fail(elf.error().message);
+    auto probes = read_usdt_probes(*elf);
+    if (!probes) return fail(probes.error().message);
+    std::cout << render_usdt_list(bin, *probes);
+    return 0;
+  }
 
   ResolveOptions ropts;
   if (vm.count("debug-dir")) ropts.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();

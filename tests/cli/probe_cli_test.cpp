@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "support/test_support.h"
 
@@ -59,6 +60,55 @@ TEST(Cli, ProbeResolvesSpecs) {
   EXPECT_EQ(lines(ok.out), 4);
   EXPECT_NE(ok.out.find("fx_lib_twice%return"), std::string::npos);
   EXPECT_NE(ok.out.find("libfx.so.1"), std::string::npos);
+}
+
+TEST(Cli, ProbeListUsdtShowsEachProbeWithItsOffsetAndSemaphore) {
+  for (const char* arch : {"x86_64", "arm64"}) {
+    std::string bin = fixture(arch, "usdt_O2");
+    auto r = run({uprof_binary(), "probe", "--list-usdt", bin});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_EQ(lines(r.out), 5) << r.out;  // header + tick, konst, plain, pair
+    EXPECT_EQ(r.out.rfind("PROVIDER  NAME   OFFSET  ADDRESS  SEMAPHORE  ARGS\n", 0), 0u) << r.out;
+    // tick's line: its file offset and address are readelf's Location (in a PIE the
+    // text is mapped at offset 0: the same number), and it has a semaphore.
+    auto loc = test::run_shell("readelf -n " + bin + " | awk '/Name: tick/ {getline; print $2}'");
+    ASSERT_EQ(loc.exit_code, 0);
+    auto pc = std::stoull(loc.out, nullptr, 16);  // "0x00000000000011b5,"
+    std::vector<std::string> fields;
+    auto at = r.out.find("uprof_fx  tick");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::istringstream line(r.out.substr(at, r.out.find('\n', at) - at));
+    for (std::string f; line >> f;) fields.push_back(f);
+    ASSERT_GE(fields.size(), 6u);
+    EXPECT_EQ(std::stoull(fields[2], nullptr, 16), pc);
+    EXPECT_EQ(std::stoull(fields[3], nullptr, 16), pc);
+    EXPECT_NE(fields[4], "-");
+    EXPECT_EQ(fields.size(), 10u);  // 5 arguments
+    // plain: no semaphore, no arguments: the line ends at the semaphore's "-".
+    auto plain = r.out.find("uprof_fx  plain");
+    ASSERT_NE(plain, std::string::npos);
+    std::string pline = r.out.substr(plain, r.out.find('\n', plain) - plain);
+    EXPECT_EQ(pline.substr(pline.size() - 3), "  -") << pline;
+  }
+}
+
+TEST(Cli, ProbeListUsdtWithoutNotesOrOnANonElfFile) {
+  std::string bin = fixture("x86_64", "funcs_O2_pie");
+  auto none = run({uprof_binary(), "probe", "--list-usdt", bin});
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, bin + ": no USDT probes (no .note.stapsdt notes)\n");
+  auto missing = run({uprof_binary(), "probe", "--list-usdt", "/nonexistent/bin"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "uprof: elf: /nonexistent/bin: No such file or directory\n");
+  EXPECT_TRUE(missing.out.empty());
+  std::string text = std::string(UPROF_SOURCE_DIR) + "/tests/fixtures/usdt.c";
+  auto not_elf = run({uprof_binary(), "probe", "--list-usdt", text});
+  EXPECT_EQ(not_elf.exit_code, 1);
+  EXPECT_EQ(not_elf.err, "uprof: elf: " + text + ": not an ELF file\n");
+  auto extra = run({uprof_binary(), "probe", "--list-usdt", bin, "main"});
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_EQ(lines(extra.err), 1) << extra.err;
 }
 
 TEST(Cli, ErrorsAreOneLineWithNonZeroExit) {
