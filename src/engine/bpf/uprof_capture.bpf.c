@@ -202,25 +202,45 @@ static long fill_text_slot(__u32 i, void *data) {
   return 0;
 }
 
-SEC("uprobe")
-int uprof_hit_text(struct pt_regs *ctx) {
+/* What both hit programs do first: drop hits of processes not followed, find the
+ * probe by its cookie, count the hit. 0 when the hit is not recorded. */
+struct hit_of {
+  __u64 time;
+  __u32 tgid, tid, n;
+  struct uprof_bpf_probe *p;
+  struct uprof_bpf_counts *c;
+};
+
+static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h) {
   if (!running) return 0;
-  __u64 time = bpf_ktime_get_ns();
+  h->time = bpf_ktime_get_ns();
   __u64 id = bpf_get_current_pid_tgid();
-  __u32 tgid = id >> 32, tid = (__u32)id;
+  h->tgid = id >> 32;
+  h->tid = (__u32)id;
   if (!follow_all) {
-    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &h->tgid);
     if (!t || !t->active) return 0;
   }
   __u32 key = (__u32)bpf_get_attach_cookie(ctx);
-  struct uprof_bpf_probe *p = bpf_map_lookup_elem(&probes, &key);
-  struct uprof_bpf_counts *c = bpf_map_lookup_elem(&counts, &key);
-  __u32 zero = 0;
+  h->p = bpf_map_lookup_elem(&probes, &key);
+  h->c = bpf_map_lookup_elem(&counts, &key);
+  if (!h->p || !h->c) return 0;
+  h->c->hits++;
+  h->n = h->p->nslots;
+  if (h->n > UPROF_BPF_MAX_SLOTS) h->n = UPROF_BPF_MAX_SLOTS;
+  return 1;
+}
+
+SEC("uprobe")
+int uprof_hit_text(struct pt_regs *ctx) {
+  struct hit_of h;
+  if (!begin_hit(ctx, &h)) return 0;
+  __u32 zero = 0, n = h.n, tgid = h.tgid, tid = h.tid;
+  __u64 time = h.time;
+  struct uprof_bpf_probe *p = h.p;
+  struct uprof_bpf_counts *c = h.c;
   struct text_hit *r = bpf_map_lookup_elem(&scratch, &zero);
-  if (!p || !c || !r) return 0;
-  c->hits++;
-  __u32 n = p->nslots;
-  if (n > UPROF_BPF_MAX_SLOTS) n = UPROF_BPF_MAX_SLOTS;
+  if (!r) return 0;
   fill_header(&r->h, UPROF_BPF_HIT_TEXT, tgid, tid, time);
   r->h.probe = p->probe;
   r->h.nvalues = (__u8)n;
@@ -240,21 +260,12 @@ int uprof_hit_text(struct pt_regs *ctx) {
 
 SEC("uprobe")
 int uprof_hit(struct pt_regs *ctx) {
-  if (!running) return 0;
-  __u64 time = bpf_ktime_get_ns();
-  __u64 id = bpf_get_current_pid_tgid();
-  __u32 tgid = id >> 32, tid = (__u32)id;
-  if (!follow_all) {
-    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
-    if (!t || !t->active) return 0;
-  }
-  __u32 key = (__u32)bpf_get_attach_cookie(ctx);
-  struct uprof_bpf_probe *p = bpf_map_lookup_elem(&probes, &key);
-  struct uprof_bpf_counts *c = bpf_map_lookup_elem(&counts, &key);
-  if (!p || !c) return 0;
-  c->hits++;
-  __u32 n = p->nslots;
-  if (n > UPROF_BPF_MAX_SLOTS) n = UPROF_BPF_MAX_SLOTS;
+  struct hit_of h;
+  if (!begin_hit(ctx, &h)) return 0;
+  __u32 n = h.n, tgid = h.tgid, tid = h.tid;
+  __u64 time = h.time;
+  struct uprof_bpf_probe *p = h.p;
+  struct uprof_bpf_counts *c = h.c;
   if (n <= 2) EMIT_HIT(2);
   if (n <= 4) EMIT_HIT(4);
   if (n <= 8) EMIT_HIT(8);
