@@ -32,6 +32,7 @@ unsigned extract_values(const Sample& s, std::span<const ValueSpec> specs, uint1
     switch (v.source) {
       case ValueSource::Constant: value = static_cast<uint64_t>(v.constant); break;
       case ValueSource::Unavailable: break;  // nothing to read; printed with its reason
+      case ValueSource::Comm: break;         // fetched at the probe (above)
       case ValueSource::Stack:
         got = read_stack(s, v.stack_offset, v.deref ? 8 : v.size, value);
         break;

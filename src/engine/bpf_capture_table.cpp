@@ -43,6 +43,13 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
       case ValueSource::Constant:
       case ValueSource::Unavailable:
         break;  // nothing to read
+      case ValueSource::Comm:
+        text += 16;
+        if (text > UPROF_BPF_TEXT_BYTES)
+          return err(where(probe), ": its strings take more than ", UPROF_BPF_TEXT_BYTES, " bytes a hit (lower --string-size)");
+        b.add(UPROF_BPF_OP_COMM, 0, 16, 0);
+        entry.text = 1;
+        break;
       case ValueSource::Register:
       case ValueSource::ReturnValue: {
         UPROF_ASSIGN(uint16_t off, register_offset(probe, arch, v, v.reg));

@@ -22,6 +22,7 @@ Result<std::string> base_expr(const ProbeCapture& probe, const ValueSpec& v, con
     }
     case ValueSource::ReturnValue: e = "$retval"; break;
     case ValueSource::Stack: e = offset_text(v.stack_offset) + "($stack)"; break;
+    case ValueSource::Comm: e = "$comm"; break;
     default: return err("attach: ", probe.path, ": value '", v.name, "' reads no memory");
   }
   for (int32_t hop : v.hops) e = offset_text(hop) + "(" + e + ")";
@@ -51,6 +52,10 @@ Result<std::vector<FetchArg>> perf_fetch_args(const ProbeCapture& probe, const A
   for (unsigned i = 0; i < probe.values.size(); i++) {
     const ValueSpec& v = probe.values[i];
     if (!fetched_from_memory(v)) continue;
+    if (v.source == ValueSource::Comm) {  // tracefs' own string of the thread's name
+      out.push_back({.slot = i, .name = "s" + std::to_string(i), .expr = "$comm", .string = true, .check = false});
+      continue;
+    }
     UPROF_ASSIGN(std::string base, base_expr(probe, v, arch));
     const std::string at = v.deref ? offset_text(v.deref_offset) + "(" + base + ")" : base;
     if (v.is_string()) {

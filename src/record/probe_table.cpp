@@ -32,7 +32,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
       if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
     for (const auto& value : r.values) {
       UPROF_ASSIGN(auto v, bind_value(value, arch, opts.string_max));
-      if (!v) continue;  // $comm: always shown
+      if (!v) continue;
       // On `add%return` every value is read at the return: `add%return %lr $retval`.
       if (v->for_return || r.is_return) return_values.push_back(v->spec);
       else entry_values.push_back(v->spec);

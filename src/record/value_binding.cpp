@@ -21,7 +21,15 @@ Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchIn
   using Out = std::optional<BoundValue>;
   std::string name = v.display_name();
   Out out;
-  if (std::holds_alternative<CommRef>(v.target)) return Out{};
+  if (std::holds_alternative<CommRef>(v.target)) {
+    // The thread's name when the probe fires (tracefs' $comm): a string of at most 15 bytes.
+    ValueSpec s{.name = std::move(name), .source = ValueSource::Comm, .reg = 0, .stack_offset = 0, .size = 8,
+                .is_signed = false};
+    s.kind = ValueKind::String;
+    s.type = "string";
+    s.string_max = 16;
+    return Out{BoundValue{std::move(s), false}};
+  }
   if (std::holds_alternative<ReturnValueRef>(v.target)) {
     out = BoundValue{reg_slot(name, *find_reg_by_perf_index(arch, arch.return_reg), ValueSource::ReturnValue), true};
   } else if (auto* r = std::get_if<RegisterRef>(&v.target)) {
@@ -75,6 +83,7 @@ ProbeReads reads_for(const std::vector<ValueSpec>& values, const ArchInfo& arch)
     switch (v.source) {
       case ValueSource::Constant:
       case ValueSource::Unavailable:
+      case ValueSource::Comm:
         break;
       case ValueSource::Stack:
         n.stack_bytes = std::max<uint32_t>(n.stack_bytes, static_cast<uint32_t>(v.stack_offset) + (v.deref ? 8 : v.size));

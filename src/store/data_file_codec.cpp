@@ -275,7 +275,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
       auto size = r.read<uint8_t>();
       auto sign = r.read<uint8_t>();
       if (!name || !src || !reg || !so || !size || !sign) return bad("PROBES", r, "truncated value spec");
-      if (*src < 1 || *src > 5) return bad("PROBES", r, "bad value source");
+      if (*src < 1 || *src > static_cast<uint8_t>(ValueSource::Comm)) return bad("PROBES", r, "bad value source");
       if (*size == 0 || *size > 8) return bad("PROBES", r, "bad value size");
       v.name = std::move(*name);
       v.source = static_cast<ValueSource>(*src);

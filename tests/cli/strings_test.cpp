@@ -92,13 +92,14 @@ TEST_P(Strings, ParametersMembersAndBadPointersReadAsTheProgramHasThem) {
 }
 
 // The same struct's members by DWARF: it->name (char[16]), it->label (a pointer
-// followed), it->weight and it->id (numbers of their declared sizes), key[1] (a char).
+// followed), it->weight and it->id (numbers of their declared sizes), key[1] (a char), and
+// $comm.
 TEST_P(Strings, MembersByDwarfTypeReadAsThePointerPointsTo) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string program = fixture("x86_64", "strings_" + GetParam().opt);
   auto r = run({uprof_binary(), "record", "--engine", GetParam().engine, "-o", dir.file("m.data"), "-e",
-                "visit it->name it->label it->weight it->id", "-e", "lookup key[1]", "--", program, "12"});
+                "visit it->name it->label it->weight it->id", "-e", "lookup key[1] $comm", "--", program, "12"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = run({uprof_binary(), "script", dir.file("m.data")});
   ASSERT_EQ(s.exit_code, 0) << s.err;
@@ -107,8 +108,10 @@ TEST_P(Strings, MembersByDwarfTypeReadAsThePointerPointsTo) {
       << s.out;
   EXPECT_NE(s.out.find("visit(it->name=\"item-3\", it->label=\"red\", it->weight=30, it->id=3) = 39"), std::string::npos)
       << s.out;
-  EXPECT_NE(s.out.find("lookup(key[1]='e') = 51"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("lookup(key[1]='e') = 140"), std::string::npos) << s.out;  // "hello, world"
+  // $comm: the thread's name when the probe fired.
+  const std::string comm = "$comm=\"strings_" + GetParam().opt + "\"";
+  EXPECT_NE(s.out.find("lookup(key[1]='e', " + comm + ") = 51"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("lookup(key[1]='e', " + comm + ") = 140"), std::string::npos) << s.out;  // "hello, world"
 }
 
 // measure(const char *s) on arm64 -O2 is `cmp x0, #0; cset x0, ne; ret`: the string

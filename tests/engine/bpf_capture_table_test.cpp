@@ -159,6 +159,16 @@ TEST(BpfCaptureTable, MemoryReadsFollowPointersAndStringsComeLast) {
   EXPECT_EQ(numbers->text, 0u);  // the fixed-size records
 }
 
+TEST(BpfCaptureTable, CommIsCopiedIntoTheTextLikeAString) {
+  ValueSpec comm{.name = "$comm", .source = ValueSource::Comm};
+  comm.kind = ValueKind::String;
+  comm.string_max = 16;
+  auto e = bpf_capture_entry(probe_with({comm}), Arch::Arm64);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->text, 1u);
+  expect_step(e->slots[0].steps[0], UPROF_BPF_OP_COMM, 0, 16, 0);
+}
+
 TEST(BpfCaptureTable, StringsBeyondTheTextRoomOrTooManyReadsAreRefused) {
   ValueSpec s = value("s", ValueSource::Register, 5);
   s.deref = true;

@@ -51,9 +51,12 @@ TEST(PerfFetchArgs, EachMemoryValueIsATracefsFetchArgument) {
                    .values = {ret, reg("x1", 1)}};
   arm.values[1].deref = true;
   arm.values[1].deref_offset = -8;
+  ValueSpec comm{.name = "$comm", .source = ValueSource::Comm};
+  comm.kind = ValueKind::String;
+  arm.values.push_back(comm);
   auto a = perf_fetch_args(arm, arch_info(Arch::Arm64));
   ASSERT_TRUE(a.ok());
-  EXPECT_EQ(fetch_arg_definitions(*a), "s0=+0($retval):string u1=-8(%x1):u64 c1=-8(%x1):string");
+  EXPECT_EQ(fetch_arg_definitions(*a), "s0=+0($retval):string u1=-8(%x1):u64 c1=-8(%x1):string s2=$comm");
 }
 
 // Fields as the kernel laid them out: s1 s2 u3 c3 s4 after the 16-byte head.

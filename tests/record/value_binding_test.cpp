@@ -59,8 +59,9 @@ TEST(ValueBinding, RetvalStackAndComm) {
   auto s2 = parse_ok("$stack2", Arch::X86_64);
   EXPECT_EQ(s2.stack_offset, 16);
   auto comm = parse_value_token("$comm", arch_info(Arch::X86_64));
-  ASSERT_TRUE(comm);
-  EXPECT_FALSE(comm->has_value());
+  ASSERT_TRUE(comm && comm->has_value());
+  EXPECT_EQ((*comm)->spec.source, ValueSource::Comm);  // the thread's name at the hit
+  EXPECT_TRUE((*comm)->spec.is_string());
   EXPECT_EQ(parse_value_token("$bogus", arch_info(Arch::X86_64)).error().message,
             "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
   EXPECT_FALSE(parse_value_token("$stackx", arch_info(Arch::X86_64)));

@@ -33,6 +33,7 @@ enum uprof_bpf_op {
   UPROF_BPF_OP_REG = 1,  /* acc = regs[reg_off / 8] */
   UPROF_BPF_OP_READ = 2, /* acc = SIZE bytes (1..8, zero-extended) of user memory at acc + imm */
   UPROF_BPF_OP_STR = 3,  /* the string at acc + imm, at most reg_off bytes with its NUL, into the text */
+  UPROF_BPF_OP_COMM = 4, /* the thread's name (bpf_get_current_comm), into the text as STR does */
 };
 
 /* A HIT_TEXT record's text: the strings of its slots, one after another. */

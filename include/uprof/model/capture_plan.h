@@ -58,6 +58,7 @@ inline void finish_sample(const ProbeCapture& probe, Event& e) {
 // bpf_probe_read_user; the perf engine asks tracefs for them as fetch arguments
 // (engine/perf_fetch_args.h). A DWARF value behind an address (a -O0 home below rbp)
 // is on the stack, and read from its copy.
+// $comm (ValueSource::Comm) is a string the engines read at the probe too.
 inline bool fetched_from_memory(const ValueSpec& v) {
   return v.is_string() || !v.hops.empty() || (v.deref && (!v.typed() || v.pointee));
 }

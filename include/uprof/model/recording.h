@@ -23,6 +23,7 @@ enum class ValueSource : uint8_t {
   ReturnValue = 3,  // the return register of a return probe (`reg` says which)
   Constant = 4,     // DWARF says the value is `constant` (DW_AT_const_value, a folded argument)
   Unavailable = 5,  // DWARF cannot place it at this address: `reason` says why; nothing is captured
+  Comm = 6,         // the thread's name at the hit ($comm): a String of at most 15 bytes (format 1.3)
 };
 
 // How a typed value prints. Raw values are Integer (signed or not, or hex).

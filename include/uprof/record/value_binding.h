@@ -23,8 +23,7 @@ struct BoundValue {
   bool for_return = false;  // belongs on the return probe ($retval)
 };
 
-// nullopt for $comm (nothing to capture: the thread's name is always shown). A
-// DWARF request (a parameter, $params) is not bound here: DWARF makes its slots
+// $comm is the thread's name at the hit (ValueSource::Comm). A DWARF request (a parameter, $params) is not bound here: DWARF makes its slots
 // (resolve/typed_values.h); asking this for one is an Error. So is a register
 // the architecture does not have.
 // Memory reads and strings (spec "+8(%di)", "%si:string") bind to the base slot with

@@ -17,7 +17,8 @@
 //                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
 //                   8 memory (1.3));
-//                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable;
+//                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable,
+//                   6 the thread's name ($comm, 1.3);
 //                   a typed value (format 1.1) goes on: u8 kind, string type, u8 flags
 //                   (1 deref, 2 continues), z deref_offset, z constant, string reason,
 //                   v total_size, v nenum x (z value, string name),

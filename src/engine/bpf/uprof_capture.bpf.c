@@ -111,6 +111,10 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
       *max = st->reg_off;
       return 2;
     }
+    if (st->op == UPROF_BPF_OP_COMM) {
+      *max = st->reg_off;
+      return 3;
+    }
     if (st->op == UPROF_BPF_OP_REG) {
       __u32 off = st->reg_off;
       if (off > UPROF_BPF_REGS_BYTES - 8) return 0;
@@ -177,7 +181,12 @@ static long fill_text_slot(__u32 i, void *data) {
   __u64 v = 0;
   __u32 max = 0;
   int got = run_slot(f->ctx, &f->p->slots[i & (UPROF_BPF_MAX_SLOTS - 1)], &v, &max);
-  if (got == 2) {
+  char comm[16];
+  if (got == 3) { /* $comm: copied like a string, from the kernel's copy of the name */
+    __builtin_memset(comm, 0, sizeof comm);
+    bpf_get_current_comm(comm, sizeof comm);
+  }
+  if (got == 2 || got == 3) {
     long rc = -1;
     __u32 pos = f->pos;
     if (pos < UPROF_BPF_TEXT_BYTES && max > 0 && max <= UPROF_BPF_MAX_STRING) {
@@ -186,7 +195,8 @@ static long fill_text_slot(__u32 i, void *data) {
       __u64 at = pos, cap = max;
       asm volatile("%0 &= 4095" : "+r"(at));
       asm volatile("%0 &= 2047" : "+r"(cap));
-      rc = bpf_probe_read_user_str(&f->r->text[at], cap, (void *)(long)v);
+      rc = got == 3 ? bpf_probe_read_kernel_str(&f->r->text[at], cap, comm)
+                    : bpf_probe_read_user_str(&f->r->text[at], cap, (void *)(long)v);
     }
     if (rc > max) rc = max;
     if (rc > 0) {
