@@ -6,9 +6,10 @@
 //   +0(+24(%di)):string on slot 1  -> s1=+0(+24(%di)):string
 //   +32(%di) on slot 2             -> u2=+32(%di):u64 c2=+32(%di):string
 //
-// A numeric read that faults leaves its field as it was (the kernel's per-CPU buffer
-// from an earlier hit), so each has a companion string fetch of the same address
-// ("c2"), which is empty exactly when the address cannot be read. Pure.
+// A numeric read that faults leaves no mark in its field (tracefs shows it as 0 on
+// 6.18, which a real 0 also is; the kernel writes nothing there on a fault), so each
+// has a companion string fetch of the same address ("c2"), whose length is 0 exactly
+// when the address cannot be read, where a readable one has at least its NUL. Pure.
 #pragma once
 
 #include <cstdint>
