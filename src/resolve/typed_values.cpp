@@ -132,19 +132,13 @@ std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool
 static Result<ValueSpec> access_value_spec(Dwarf* dbg, const ParamLocation& p, const ParamRef& ref, const std::string& text,
                                     Arch arch) {
   std::vector<ValueSpec> base = param_value_specs(p, arch);
-  if (base.size() != 1 || base[0].source == ValueSource::Unavailable || base[0].source == ValueSource::Constant ||
-      base[0].is_string()) {
-    if (!base.empty() && base[0].source == ValueSource::Unavailable) {
-      ValueSpec v = base[0];
-      v.name = text;
-      return v;  // printed <optimized out> with the reason, as the parameter would be
-    }
-    if (!base.empty() && base[0].is_string() && !ref.path.empty()) {
-      // A char pointer's own value was turned into its string; follow from the pointer.
-    } else {
-      return err("params: '", text, "': ", p.name, " is not one value in a register or on the stack here");
-    }
+  if (!base.empty() && base[0].source == ValueSource::Unavailable) {
+    ValueSpec v = base[0];
+    v.name = text;
+    return v;  // printed <optimized out> with the reason, as the parameter would be
   }
+  if (base.size() != 1 || base[0].source == ValueSource::Constant)
+    return err("params: '", text, "': ", p.name, " is not one value in a register or on the stack here");
   UPROF_ASSIGN(MemberAccess a, resolve_access(dbg, p.type_offset, ref.path, text));
   ValueSpec b = base[0];
   // The parameter's own place: a register or stack slot, or (-O0) memory the pointer is in.
