@@ -34,7 +34,11 @@ bool PairingCounts::balanced() const {
 Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_cost_ns)
     : function_of_probe_(functions.function_of_probe),
       role_of_probe_(functions.role_of_probe) {
-  for (const FunctionInfo& f : functions.functions) at_exits_.push_back(f.at_exits);
+  for (const FunctionInfo& f : functions.functions) {
+    at_exits_.push_back(f.at_exits);
+    usdt_.push_back(f.usdt);
+    key_.push_back(f.key);
+  }
   if (std::any_of(hit_cost_ns.begin(), hit_cost_ns.end(), [](uint64_t c) { return c != 0; }))
     hit_cost_of_probe_.assign(hit_cost_ns.begin(), hit_cost_ns.end());
 }
@@ -157,10 +161,11 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   const uint64_t before = t.probe_ns;
   if (!hit_cost_of_probe_.empty()) t.probe_ns += hit_cost(e.probe);
   const bool at_exits = fn < at_exits_.size() && at_exits_[fn];
+  const bool trampoline = !at_exits && !(fn < usdt_.size() && usdt_[fn]);
   if (role == ProbeRole::Entry) {
     ++counts_.entries;
     if (at_exits && e.frame) close_popped_frames(t, e.frame, sink);
-    if (!at_exits && t.trampolines >= kMaxUretprobeDepth) {
+    if (trampoline && t.trampolines >= kMaxUretprobeDepth) {
       // The kernel refused to arm this return ("uprobe: omit uretprobe due to
       // nestedness limit"): it will never come, and its frame does not count
       // toward the kernel's depth, so it is not pushed.
@@ -176,7 +181,7 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     f.loss_epoch = loss_epoch_;
     f.probe_ns_mark = t.probe_ns;
     f.nvalues = static_cast<uint8_t>(values.size());
-    f.trampoline = !at_exits;
+    f.trampoline = trampoline;
     t.trampolines += f.trampoline;
     f.sp = at_exits ? e.frame : 0;
     f.missing = e.missing;
@@ -187,8 +192,18 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   ++counts_.returns;
   std::size_t i = t.stack.size();
   // At an exit, the frame with this stack pointer (a recursive function has one per level).
+  // A keyed USDT pair: the call with the same key values.
+  static const std::vector<std::pair<uint16_t, uint16_t>> kNoKey;
+  const auto& key = fn < key_.size() ? key_[fn] : kNoKey;
+  auto same_key = [&](const Frame& f) {
+    for (auto [in, out] : key) {
+      if (in >= f.nvalues || out >= values.size() || (f.missing >> in & 1) || (e.missing >> out & 1)) continue;
+      if (f.values[in] != values[out]) return false;
+    }
+    return true;
+  };
   auto returns = [&](const Frame& f) {
-    return f.function == fn && (!at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame);
+    return f.function == fn && (!at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame) && same_key(f);
   };
   while (i > 0 && !returns(t.stack[i - 1])) --i;
   if (i == 0) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -18,6 +20,17 @@ std::string display_name(const ProbeInfo& p) {
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, bool>> usdt_pair_half(std::string_view function) {
+  static constexpr std::pair<std::string_view, std::string_view> kPairs[] = {
+      {"__start", "__done"}, {"__entry", "__return"}, {"__begin", "__end"}};
+  for (const auto& [open, close] : kPairs)
+    for (std::string_view suffix : {open, close})
+      if (function.size() > suffix.size() && function.substr(function.size() - suffix.size()) == suffix)
+        return std::pair<std::string, bool>{std::string(function.substr(0, function.size() - suffix.size())),
+                                            suffix == close};
+  return std::nullopt;
+}
 
 ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
   ProbeFunctions out;
@@ -48,7 +61,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
   for (const ProbeInfo& p : probes)
     if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries.insert({p.path, p.vaddr});
   auto is_entry = [&](const ProbeInfo& p) {
-    return p.kind != ProbeKind::Exit && p.offset_in_function == 0 &&
+    return !p.usdt && p.kind != ProbeKind::Exit && p.offset_in_function == 0 &&
            (!p.function.empty() || raw_entries.count({p.path, p.vaddr}));
   };
 
@@ -85,7 +98,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       entry_of_symbol.try_emplace({p.path, p.symbol}, it->second);
   }
   for (const ProbeInfo& p : probes) {
-    if (is_entry(p)) continue;
+    if (is_entry(p) || p.usdt) continue;
     if (p.kind == ProbeKind::Exit) {
       const auto found = entry_of_symbol.find({p.path, p.symbol});
       const uint32_t owner = found == entry_of_symbol.end() ? kNoFunction : found->second;
@@ -106,12 +119,37 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
     attach(add_function(p, display_name(p)), p);
   }
 
+  // Pass 3: USDT probes, by name; a pair's two names as one function.
+  std::vector<bool> closes(slots, false);
+  std::set<std::tuple<std::string_view, std::string, bool>> halves;  // (path, "PROVIDER:X", closes)
+  for (const ProbeInfo& p : probes)
+    if (auto h = p.usdt ? usdt_pair_half(p.function) : std::nullopt) halves.insert({p.path, h->first, h->second});
+  std::map<std::pair<std::string_view, std::string>, uint32_t> usdt_functions;
+  for (const ProbeInfo& p : probes) {
+    if (!p.usdt) continue;
+    std::string name = p.function;
+    if (auto h = usdt_pair_half(p.function); h && halves.count({p.path, h->first, !h->second})) {
+      name = h->first;
+      closes[p.index] = h->second;
+    }
+    auto [it, fresh] = usdt_functions.try_emplace({p.path, name}, 0);
+    if (fresh) {
+      it->second = add_function(p, name);
+      out.functions[it->second].usdt = true;
+    }
+    FunctionInfo& f = out.functions[it->second];
+    uint32_t& first = closes[p.index] ? f.return_probe : f.entry_probe;  // the first site's probe
+    if (first == kNoProbe) first = p.index;
+    out.function_of_probe[p.index] = it->second;
+  }
+
   // Roles and value slots, once every function knows its probes.
   for (const ProbeInfo& p : probes) {
     const uint32_t fn = out.function_of_probe[p.index];
     const FunctionInfo& f = out.functions[fn];
-    out.role_of_probe[p.index] =
-        !f.paired() ? ProbeRole::HitOnly : (p.kind == ProbeKind::Entry ? ProbeRole::Entry : ProbeRole::Return);
+    out.role_of_probe[p.index] = !f.paired() ? ProbeRole::HitOnly
+                                 : (p.kind == ProbeKind::Entry && !closes[p.index]) ? ProbeRole::Entry
+                                                                                     : ProbeRole::Return;
   }
   std::vector<const std::vector<ValueSpec>*> values_by_index(slots, nullptr);
   for (const ProbeInfo& p : probes) values_by_index[p.index] = &p.values;
@@ -127,10 +165,30 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       out.first_slot_of_probe[f.return_probe] = f.return_values_at;
     }
   }
-  // Every exit probe of a function shares the first one's value layout.
+  // Every exit probe of a function shares the first one's value layout, and every
+  // site of a USDT probe its first site's.
   for (const ProbeInfo& p : probes)
-    if (p.kind == ProbeKind::Exit && out.function_of_probe[p.index] != kNoFunction)
+    if ((p.kind == ProbeKind::Exit || closes[p.index]) && out.function_of_probe[p.index] != kNoFunction)
       out.first_slot_of_probe[p.index] = out.functions[out.function_of_probe[p.index]].return_values_at;
+  // A USDT pair's key: the slots pair_key marks on each side, in order, where both
+  // hold the same kind of value (a string id equals only a string id).
+  for (FunctionInfo& f : out.functions) {
+    if (!f.usdt || !f.paired()) continue;
+    const ProbeInfo* in = nullptr;
+    const ProbeInfo* back = nullptr;
+    for (const ProbeInfo& p : probes) {
+      if (p.index == f.entry_probe) in = &p;
+      if (p.index == f.return_probe) back = &p;
+    }
+    if (!in || !back) continue;
+    std::vector<uint16_t> a, b;
+    for (uint16_t i = 0; i < in->values.size() && i < 32; i++)
+      if (in->pair_key >> i & 1) a.push_back(i);
+    for (uint16_t i = 0; i < back->values.size() && i < 32; i++)
+      if (back->pair_key >> i & 1) b.push_back(i);
+    for (std::size_t k = 0; k < a.size() && k < b.size(); k++)
+      if (in->values[a[k]].is_string() == back->values[b[k]].is_string()) f.key.emplace_back(a[k], b[k]);
+  }
   return out;
 }
 

@@ -29,8 +29,8 @@ std::size_t open_fd_count() {
 }
 
 UprobeTarget target_of(const ProbeCapture& r) {
-  // ref_ctr_offset (a USDT semaphore) stays 0 until USDT probes come.
-  return UprobeTarget{.path = r.path, .offset = r.file_offset, .is_return = r.is_return};
+  return UprobeTarget{.path = r.path, .offset = r.file_offset, .is_return = r.is_return,
+                      .ref_ctr_offset = r.ref_ctr_offset};
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ Status EventSet::open_all(const EventSetOptions& options) {
                                                                  .path = r.path,
                                                                  .offset = r.file_offset,
                                                                  .is_return = r.is_return,
-                                                                 .ref_ctr_offset = 0,
+                                                                 .ref_ctr_offset = r.ref_ctr_offset,
                                                                  .fetch_args = args}));
       perf_event_attr a = build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options);
       if (!args.empty()) {

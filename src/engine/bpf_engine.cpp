@@ -259,7 +259,8 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   // workload runs; the program is attached (and the event enabled) by start().
   std::vector<UniqueFd> fds;
   for (const ProbeCapture& p : plan.probes) {
-    UprobeTarget t{.path = p.path, .offset = p.file_offset, .is_return = p.is_return};
+    UprobeTarget t{.path = p.path, .offset = p.file_offset, .is_return = p.is_return,
+                   .ref_ctr_offset = p.ref_ctr_offset};
     UPROF_TRY(check_uprobe_target(pmu, t));
     UPROF_ASSIGN(UniqueFd fd, open_perf_event(build_bpf_uprobe_attr(pmu, t), -1, 0, -1, PERF_FLAG_FD_CLOEXEC, &t));
     fds.push_back(std::move(fd));

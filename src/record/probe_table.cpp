@@ -10,9 +10,10 @@ namespace uprof {
 namespace {
 
 // What the engines read at `p`: its values, and the stack pointer last for a frame probe.
-ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch) {
+ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_ctr_offset) {
   ProbeCapture c{.probe = p.index, .path = p.path, .file_offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
-                 .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call};
+                 .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call,
+                 .ref_ctr_offset = ref_ctr_offset};
   if (p.frame)
     c.values.push_back(ValueSpec{.name = "$sp", .source = ValueSource::Register, .reg = arch.sp_reg, .hex = true});
   c.reads = reads_for(c.values, arch);
@@ -20,6 +21,12 @@ ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch) {
 }
 
 }  // namespace
+
+std::vector<unsigned> usdt_pair_key_args(const std::string& function, const std::vector<unsigned>& pair_by) {
+  if (!pair_by.empty()) return pair_by;
+  if (function == "python:function__entry" || function == "python:function__return") return {1, 2};
+  return {};
+}
 
 Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
   ProbeTable plan;
@@ -30,16 +37,23 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     std::vector<ValueSpec> entry_values = r.typed_entry, return_values;
     for (auto& v : entry_values)
       if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
+    const std::vector<unsigned> key_args = r.usdt ? usdt_pair_key_args(r.function, opts.pair_by) : std::vector<unsigned>{};
+    uint32_t pair_key = 0;
     for (const auto& value : r.values) {
-      UPROF_ASSIGN(auto v, bind_value(value, arch, opts.string_max));
+      UPROF_ASSIGN(auto v, r.usdt ? bind_usdt_value(value, r.usdt_args, r.function, arch, opts.string_max)
+                                  : bind_value(value, arch, opts.string_max));
       if (!v) continue;
+      if (const auto* a = std::get_if<ArgumentRef>(&value.target);
+          a && std::find(key_args.begin(), key_args.end(), a->n) != key_args.end() && entry_values.size() < 32)
+        pair_key |= uint32_t{1} << entry_values.size();
       // On `add%return` every value is read at the return: `add%return %lr $retval`.
       if (v->for_return || r.is_return) return_values.push_back(v->spec);
       else entry_values.push_back(v->spec);
     }
     // A probe inside a function has no return of its own. A raw offset outside every
     // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
-    bool at_entry = r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
+    // A USDT probe is a point in the code, with no return.
+    bool at_entry = !r.usdt && r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
     bool want_entry = !r.is_return && !opts.return_only;
     bool want_return = at_entry && (r.is_return || !opts.entry_only);
     // A function an exception may unwind through is measured at its own exits, or,
@@ -76,6 +90,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
       return err("spec: '", r.spec, "': $retval needs a return probe, and ",
                  !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
                  : at_entry             ? "--entry-only removed it"
+                 : r.usdt             ? "a USDT probe has none"
                  : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
                                       : "a probe inside a function has none");
     if (!want_entry && !want_return) continue;
@@ -101,15 +116,16 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                      kMaxValues, " value slots");
         p.values = std::move(merged);
         p.frame |= at_exits;
-        plan.capture.probes[at->second] = capture_for(p, arch);
+        plan.capture.probes[at->second] = capture_for(p, arch, plan.capture.probes[at->second].ref_ctr_offset);
         return ok();
       }
       ProbeInfo p{.index = static_cast<uint32_t>(plan.probes.size()), .kind = kind, .spec = r.spec,
                   .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
                   .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
-                  .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call};
+                  .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call,
+                  .usdt = r.usdt, .pair_key = r.usdt ? pair_key : 0};
       plan.capture.arch = r.arch;
-      plan.capture.probes.push_back(capture_for(p, arch));
+      plan.capture.probes.push_back(capture_for(p, arch, kind == ProbeKind::Entry ? r.semaphore_offset : 0));
       plan.probes.push_back(std::move(p));
       return ok();
     };

@@ -47,8 +47,11 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
       if (p.arch != host_arch())
         return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
                    arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
-      UPROF_ASSIGN(const Image* img, resolver.image(p.path));
-      UPROF_TRY(apply_typed_values(dwarf, *img, p, request.capture_args, plan.notes));
+      // A USDT probe's values are its note's arguments, not DWARF's.
+      if (!p.usdt) {
+        UPROF_ASSIGN(const Image* img, resolver.image(p.path));
+        UPROF_TRY(apply_typed_values(dwarf, *img, p, request.capture_args, plan.notes));
+      }
       resolved.push_back(std::move(p));
     }
   }

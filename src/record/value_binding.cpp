@@ -74,6 +74,65 @@ Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchIn
   return out;
 }
 
+Result<std::optional<BoundValue>> bind_usdt_value(const ValueRequest& v, const std::vector<UsdtArg>& args,
+                                                  const std::string& probe, const ArchInfo& arch, uint16_t string_max) {
+  using Out = std::optional<BoundValue>;
+  if (std::holds_alternative<ReturnValueRef>(v.target))
+    return err("spec: value '", v.text, "': the USDT probe ", probe, " has no return value");
+  if (std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target))
+    return err("spec: value '", v.text, "': the arguments of the USDT probe ", probe,
+               " have no names: they are $arg1..$arg", args.size());
+  const auto* a = std::get_if<ArgumentRef>(&v.target);
+  if (!a) return bind_value(v, arch, string_max);
+  if (a->n == 0 || a->n > args.size())
+    return err("spec: value '", v.text, "': the USDT probe ", probe, " has ",
+               args.empty() ? std::string("no arguments") : std::to_string(args.size()) + " argument" +
+                                                              (args.size() > 1 ? "s" : ""));
+  if (!v.memory.empty())
+    return err("spec: value '", v.text, "': memory reads from a USDT argument are not supported (",
+               "$argN:string reads the string it points to)");
+  const UsdtArg& arg = args[a->n - 1];
+  ValueSpec s{.name = v.display_name(), .source = ValueSource::Register, .reg = 0, .stack_offset = 0,
+              .size = arg.size, .is_signed = arg.is_signed};
+  if (auto* c = std::get_if<UsdtConstant>(&arg.location)) {
+    s.source = ValueSource::Constant;
+    s.constant = c->value;
+    if (v.type && v.type->string)
+      return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is the constant ", c->value,
+                 ", not a string's address");
+  } else if (auto* r = std::get_if<UsdtRegister>(&arg.location)) {
+    s.reg = r->reg;
+  } else {
+    const auto& m = std::get<UsdtMemory>(arg.location);
+    if (m.index)
+      return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is at ", arg.text,
+                 ", an address with an index register, which uprof does not read yet");
+    if (m.offset < INT32_MIN || m.offset > INT32_MAX)
+      return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is at ", arg.text,
+                 ", an offset too large");
+    s.reg = m.base;
+    s.deref = true;
+    s.deref_offset = static_cast<int32_t>(m.offset);
+  }
+  if (v.type && !v.type->string) {
+    s.size = v.type->size;
+    s.is_signed = v.type->is_signed;
+    s.hex = v.type->hex;
+  }
+  if (v.type && v.type->string) {
+    // The argument is a pointer: in a register, the string is behind it; in memory,
+    // the pointer is read first (a hop) and the string is behind that.
+    if (s.deref) s.hops.push_back(s.deref_offset);
+    s.deref = true;
+    s.deref_offset = 0;
+    s.kind = ValueKind::String;
+    s.type = "string";
+    s.string_max = std::clamp<uint16_t>(string_max, 1, kMaxStringMax);
+    s.size = 8;
+  }
+  return Out{BoundValue{std::move(s), false}};
+}
+
 ProbeReads reads_for(const std::vector<ValueSpec>& values, const ArchInfo& arch) {
   ProbeReads n;
   for (const auto& v : values) {

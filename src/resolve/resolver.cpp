@@ -1,11 +1,13 @@
 #include "uprof/resolve/resolver.h"
 
 #include <elf.h>
+#include <fnmatch.h>
 
 #include <filesystem>
 #include <sstream>
 
 #include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/usdt_notes.h"
 #include "uprof/util/hex.h"
 
 namespace uprof {
@@ -94,7 +96,81 @@ Result<std::string> Resolver::object_path(const std::string& object, const std::
   return find_library(t->elf, object, opts_.libraries);
 }
 
+Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,
+                                                          const std::string& target) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  if (!spec.object.empty()) {
+    UPROF_ASSIGN(std::string path, object_path(spec.object, target));
+    files.push_back(path);
+  } else {
+    if (target.empty())
+      return err("spec: '", spec.text, "': no program to look for the probe in: name the file as usdt:BIN:",
+                 ref.provider, ":", ref.name);
+    files.push_back(target);
+    UPROF_ASSIGN(ElfFile t, ElfFile::open(target));
+    for (const auto& lib : needed_libraries(t, opts_.libraries))
+      if (!lib.path.empty()) files.push_back(lib.path);
+  }
+  auto matches = [&](const std::string& pattern, const std::string& s) {
+    return ref.is_glob ? ::fnmatch(pattern.c_str(), s.c_str(), 0) == 0 : pattern == s;
+  };
+  std::vector<ResolvedProbe> out;
+  std::vector<std::string> seen;  // "provider:name" of the notes that did not match, for the message
+  for (const std::string& file : files) {
+    UPROF_ASSIGN(ElfFile elf, ElfFile::open(file));
+    UPROF_ASSIGN(std::vector<UsdtProbe> probes, read_usdt_probes(elf));
+    std::error_code ec;
+    auto abs = fs::canonical(file, ec);
+    for (const UsdtProbe& u : probes) {
+      std::string full = u.note.provider + ":" + u.note.name;
+      if (!matches(ref.provider, u.note.provider) || !matches(ref.name, u.note.name)) {
+        if (std::find(seen.begin(), seen.end(), full) == seen.end()) seen.push_back(full);
+        continue;
+      }
+      auto args = parse_usdt_args(elf.arch(), u.note.args);
+      if (!args)
+        return err("usdt: ", file, ": ", full, " (note at file offset ", hex(u.note.note_offset),
+                   "): ", args.error().message);
+      ResolvedProbe p;
+      p.spec = spec.text;
+      p.path = ec ? fs::absolute(file).string() : abs.string();
+      p.build_id = elf.build_id();
+      p.arch = elf.arch();
+      p.function = full;
+      p.function_addr = u.vaddr;
+      p.vaddr = u.vaddr;
+      p.file_offset = u.file_offset;
+      p.usdt = true;
+      p.usdt_args = std::move(*args);
+      p.semaphore_offset = u.semaphore_offset.value_or(0);
+      p.values = spec.values;
+      // No values named: every argument the note has.
+      if (p.values.empty())
+        for (unsigned i = 1; i <= p.usdt_args.size(); i++)
+          p.values.push_back({.text = "$arg" + std::to_string(i), .label = {}, .target = ArgumentRef{i}, .type = {}});
+      out.push_back(std::move(p));
+    }
+  }
+  if (out.empty()) {
+    std::ostringstream os;
+    os << "spec: '" << spec.text << "': no USDT probe " << (ref.is_glob ? "matches " : "") << ref.provider << ":"
+       << ref.name << " in " << files.front();
+    if (files.size() > 1) os << " or the " << files.size() - 1 << " libraries it loads";
+    if (!seen.empty()) {
+      os << " (there are " << seen.size() << ": ";
+      for (std::size_t i = 0; i < seen.size() && i < 6; i++) os << (i ? ", " : "") << seen[i];
+      os << (seen.size() > 6 ? ", ...)" : ")");
+    } else {
+      os << " (none has USDT notes)";
+    }
+    return Error{os.str()};
+  }
+  return out;
+}
+
 Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, const std::string& target) {
+  if (auto* u = std::get_if<UsdtRef>(&spec.what)) return resolve_usdt(spec, *u, target);
   UPROF_ASSIGN(std::string path, object_path(spec.object, target));
   UPROF_ASSIGN(const Image* img, image(path));
   const ArchInfo& arch = arch_info(img->elf.arch());

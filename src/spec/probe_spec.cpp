@@ -85,6 +85,30 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
                                                "' (only %return is known)");
   }
 
+  constexpr std::string_view kUsdt = "usdt:";
+  if (loc.substr(0, kUsdt.size()) == kUsdt) {
+    if (spec.is_return)
+      return spec_error(text, loc_col, "a USDT probe has no return: pair its entry and return probes instead");
+    std::string_view rest = loc.substr(kUsdt.size());
+    // The last two fields are PROVIDER and NAME; what is before them is the file.
+    auto last = rest.rfind(':');
+    if (last == std::string_view::npos || last == 0 || last + 1 == rest.size())
+      return spec_error(text, loc_col, "a USDT spec is usdt:PROVIDER:NAME or usdt:BIN:PROVIDER:NAME");
+    auto prev = rest.rfind(':', last - 1);
+    std::size_t provider_at = prev == std::string_view::npos ? 0 : prev + 1;
+    if (prev != std::string_view::npos) {
+      if (prev == 0) return spec_error(text, loc_col + kUsdt.size(), "empty object name before ':'");
+      spec.object = std::string(rest.substr(0, prev));
+    }
+    UsdtRef u{.provider = std::string(rest.substr(provider_at, last - provider_at)),
+              .name = std::string(rest.substr(last + 1)), .is_glob = false};
+    if (u.provider.empty())
+      return spec_error(text, loc_col + kUsdt.size() + provider_at, "empty USDT provider");
+    u.is_glob = (u.provider + u.name).find_first_of("*?[") != std::string::npos;
+    spec.what = std::move(u);
+    return spec;
+  }
+
   std::size_t sep = object_separator(loc);
   std::string_view what = loc;
   std::size_t what_col = loc_col;

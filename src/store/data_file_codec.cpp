@@ -14,6 +14,8 @@ namespace {
 // Flags above the probe kind in its byte (format 1.2).
 constexpr uint8_t kFrameFlag = 0x80;
 constexpr uint8_t kTailCallFlag = 0x40;
+constexpr uint8_t kUsdtFlag = 0x20;  // 1.4: a USDT probe; its pair key follows offset_in_function
+constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag;
 
 Error bad(const char* section, const ByteReader& r, const char* what) {
   return err(section, " at payload byte ", r.offset(), ": ", what);
@@ -215,7 +217,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
   for (const auto& p : probes) {
     put_varint(out, p.index);
     out.push_back(static_cast<char>(static_cast<uint8_t>(p.kind) | (p.frame ? kFrameFlag : 0) |
-                                    (p.tail_call ? kTailCallFlag : 0)));
+                                    (p.tail_call ? kTailCallFlag : 0) | (p.usdt ? kUsdtFlag : 0)));
     put_string(out, p.spec);
     put_string(out, p.path);
     put_string(out, p.build_id);
@@ -224,6 +226,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
     put_varint(out, p.file_offset);
     put_varint(out, p.vaddr);
     put_varint(out, p.offset_in_function);
+    if (p.usdt) put_varint(out, p.pair_key);
     put_varint(out, p.values.size());
     for (const auto& v : p.values) {
       put_string(out, v.name);
@@ -250,18 +253,24 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
     auto idx = get_varint(r);
     auto kind = r.read<uint8_t>();
     if (!idx || *idx != i) return bad("PROBES", r, "probe index out of order");
-    if (!kind || (*kind & ~(kFrameFlag | kTailCallFlag)) > 2) return bad("PROBES", r, "bad probe kind");
+    if (!kind || (*kind & ~kKindFlags) > 2) return bad("PROBES", r, "bad probe kind");
     p.index = static_cast<uint32_t>(i);
-    p.kind = static_cast<ProbeKind>(*kind & ~(kFrameFlag | kTailCallFlag));
+    p.kind = static_cast<ProbeKind>(*kind & ~kKindFlags);
     p.frame = *kind & kFrameFlag;
     p.tail_call = *kind & kTailCallFlag;
+    p.usdt = *kind & kUsdtFlag;
     for (std::string* s : {&p.spec, &p.path, &p.build_id, &p.function, &p.symbol}) {
       auto v = get_string(r, 64 << 10);
       if (!v) return bad("PROBES", r, "truncated string");
       *s = std::move(*v);
     }
-    auto fo = get_varint(r), va = get_varint(r), oif = get_varint(r), nv = get_varint(r);
-    if (!fo || !va || !oif || !nv) return bad("PROBES", r, "truncated probe");
+    auto fo = get_varint(r), va = get_varint(r), oif = get_varint(r);
+    std::optional<uint64_t> key = 0;
+    if (p.usdt) key = get_varint(r);
+    auto nv = get_varint(r);
+    if (!fo || !va || !oif || !key || !nv) return bad("PROBES", r, "truncated probe");
+    if (*key > UINT32_MAX) return bad("PROBES", r, "bad pair key");
+    p.pair_key = static_cast<uint32_t>(*key);
     if (*nv > kMaxValues) return bad("PROBES", r, "too many values for one probe");
     p.file_offset = *fo;
     p.vaddr = *va;

@@ -30,6 +30,10 @@
 // vector that keeps its capacity, an exited thread's slot is reused, and no event
 // allocates once those have reached their high-water marks.
 //
+// A USDT pair (probe_functions.h) pairs like a function, on plain uprobes: it arms no
+// trampoline, so the nesting limit does not apply, and a keyed pair's return closes
+// the innermost open call whose key values equal its own (a value not read matches any).
+//
 // An exit probe returns the innermost open frame of its function with the same stack
 // pointer (at an exit the stack pointer is the entry's again: resolve/exit_sites.h).
 //
@@ -194,6 +198,8 @@ class Pairer {
 
   std::vector<uint32_t> function_of_probe_;
   std::vector<bool> at_exits_;           // by function: FunctionInfo::at_exits
+  std::vector<bool> usdt_;               // by function: FunctionInfo::usdt (no trampoline)
+  std::vector<std::vector<std::pair<uint16_t, uint16_t>>> key_;  // by function: FunctionInfo::key
   std::vector<ProbeRole> role_of_probe_;
   std::vector<uint64_t> hit_cost_of_probe_;  // empty: hit costs are not counted
   uint64_t loss_epoch_ = 0;              // Lost events so far

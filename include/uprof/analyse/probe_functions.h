@@ -23,9 +23,23 @@
 //   #4 Entry  inner  ./app  vaddr 0x1270 off 0      -> function 3 "inner" (paired, exits)
 //   #5 Exit   inner  ./app  vaddr 0x1276 off 0x6    -> function 3 (a tail call: jmp leaf)
 //   #6 Exit   inner  ./app  vaddr 0x12a0 off 0x30   -> function 3 (ret)
+//
+// USDT probes (ProbeInfo::usdt) group by name, not address: every site of one
+// PROVIDER:NAME in a file is one function. Two names of one provider that make a pair,
+// X__start/X__done, X__entry/X__return or X__begin/X__end, are one paired function
+// "PROVIDER:X" when both are in the table: the first opens its calls, the second
+// returns them (both are plain uprobes: no return trampoline, no nesting limit).
+//   #7 Entry usdt  python:function__entry   -> function 4 "python:function" (paired,
+//   #8 Entry usdt  python:function__return  -> function 4    keyed by $arg1 and $arg2)
+// `key` lists the value slots a return must match in its entry (from pair_key, in
+// order, where both sides hold the same kind of value): a python function's return
+// closes the innermost open call of the same file and function name.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +70,10 @@ struct FunctionInfo {
   // Its returns are Exit probes: no return trampoline, so no kernel nesting limit, and
   // its samples carry the stack pointer (Event::frame).
   bool at_exits = false;
+  // A USDT pair (see above), and the (entry value, return value) slots that must be
+  // equal, each an index into its own probe's values.
+  bool usdt = false;
+  std::vector<std::pair<uint16_t, uint16_t>> key{};
 
   bool paired() const { return entry_probe != kNoProbe && return_probe != kNoProbe; }
 };
@@ -71,6 +89,10 @@ struct ProbeFunctions {
     return probe < role_of_probe.size() ? role_of_probe[probe] : ProbeRole::Unknown;
   }
 };
+
+// "python:function__entry" -> {"python:function", false}; "python:gc__done" ->
+// {"python:gc", true} (the half that closes); nullopt for a name that is no pair's half.
+std::optional<std::pair<std::string, bool>> usdt_pair_half(std::string_view function);
 
 ProbeFunctions group_probes(std::span<const ProbeInfo> probes);
 

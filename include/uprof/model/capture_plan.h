@@ -38,6 +38,10 @@ struct ProbeCapture {
   // `tail_call`: an exit by a tail-call jump, whose return values are not known yet.
   bool frame = false;
   bool tail_call = false;
+  // A USDT probe's semaphore: its file offset, which the kernel increments in each
+  // process mapping the file while the probe is attached (the uprobe PMU's
+  // ref_ctr_offset, tracefs' "(0xSEM)"); 0 when it has none.
+  uint64_t ref_ctr_offset = 0;
 };
 
 // What an engine does with an event of `probe` once its slots are filled: the stack

@@ -101,6 +101,12 @@ struct ProbeInfo {
   // left. Exit probes at a tail-call jump have no return value yet (`tail_call`).
   bool frame = false;
   bool tail_call = false;
+  // A USDT probe (format 1.4): `function` is "PROVIDER:NAME". Two of them in one file
+  // named as a pair (X__start and X__done, X__entry and X__return) make calls
+  // (analyse/probe_functions.h); `pair_key` marks the value slots a return must match
+  // in its entry (bit i: value i), such as python's file and function names.
+  bool usdt = false;
+  uint32_t pair_key = 0;
 };
 
 struct RecordingMeta {

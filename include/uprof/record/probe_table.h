@@ -25,12 +25,20 @@ struct PlanOptions {
   bool unsafe_returns = false;
   // --string-size: the most bytes a string value keeps (record/value_binding.h).
   uint16_t string_max = 64;
+  // --pair-by: which arguments ($argN, by N) key the calls of a USDT pair (ProbeInfo::
+  // pair_key). Empty: python's function__entry/function__return by file and function
+  // name ($arg1, $arg2), other pairs by nesting alone.
+  std::vector<unsigned> pair_by{};
 };
 
 struct ProbeTable {
   std::vector<ProbeInfo> probes;  // the data file's probe table; index == position
   CapturePlan capture;            // one ProbeCapture per probe, in the same order
 };
+
+// The arguments ($argN, by N) that key a USDT probe's pair: --pair-by's, else python's
+// function probes by $arg1 and $arg2 (file and function name), else none.
+std::vector<unsigned> usdt_pair_key_args(const std::string& function, const std::vector<unsigned>& pair_by);
 
 // Probes are deduplicated by (path, file offset, kind): the same function named by
 // two specs is probed once, with the values of both (the first spec's first).

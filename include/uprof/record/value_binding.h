@@ -13,6 +13,7 @@
 #include "uprof/arch/arch.h"
 #include "uprof/model/capture_plan.h"
 #include "uprof/model/recording.h"
+#include "uprof/resolve/usdt_args.h"
 #include "uprof/spec/value_request.h"
 #include "uprof/util/result.h"
 
@@ -32,6 +33,16 @@ inline constexpr uint16_t kDefaultStringMax = 64;
 inline constexpr uint16_t kMaxStringMax = 1024;
 Result<std::optional<BoundValue>> bind_value(const ValueRequest& value, const ArchInfo& arch,
                                              uint16_t string_max = kDefaultStringMax);
+
+// A value at a USDT probe: `$argN` is the note's N-th argument, typed by its size and
+// sign ("-4@%eax": a signed 4-byte value in rax; "8@16(%rbp)": the 8 bytes at rbp+16,
+// read from memory; "4@$5": the constant 5). `$argN:string` reads the string the
+// argument points to, `$argN:x64` retypes it. Other values (%di, $stack1) bind as on
+// any probe; $retval and DWARF names are refused: a USDT probe has no return and
+// its arguments no names. `probe` is "PROVIDER:NAME", for messages.
+Result<std::optional<BoundValue>> bind_usdt_value(const ValueRequest& value, const std::vector<UsdtArg>& args,
+                                                  const std::string& probe, const ArchInfo& arch,
+                                                  uint16_t string_max = kDefaultStringMax);
 
 // The user-stack bytes copied for a value behind an address (arm64 large struct
 // arguments live in the caller's frame, x86-64 -O0 homes below rbp).

@@ -9,6 +9,7 @@
 #include "uprof/arch/arch.h"
 #include "uprof/model/recording.h"
 #include "uprof/resolve/exit_sites.h"
+#include "uprof/resolve/usdt_args.h"
 #include "uprof/spec/value_request.h"
 
 namespace uprof {
@@ -41,6 +42,12 @@ struct ResolvedProbe {
   // instead (resolve/exit_sites.h); empty, with the reason, when they cannot all be seen.
   std::vector<ExitSite> exits{};
   std::string exits_blocker{};
+  // A USDT probe (usdt:PROVIDER:NAME): `function` is "PROVIDER:NAME", `$argN` names
+  // the note's N-th argument, and the probe has no return. `semaphore_offset` is the
+  // file offset of the probe's semaphore (the uprobe's ref_ctr_offset), 0 when none.
+  bool usdt = false;
+  std::vector<UsdtArg> usdt_args{};
+  uint64_t semaphore_offset = 0;
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139".
   std::string label() const;

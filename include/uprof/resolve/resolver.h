@@ -43,6 +43,10 @@ class Resolver {
   Result<std::vector<uint8_t>> function_bytes(const Image& img, uint64_t vaddr, uint64_t size, uint64_t max = 1 << 20);
 
  private:
+  // usdt:[BIN:]PROVIDER:NAME: the matching notes of BIN, or of the target and the
+  // libraries it loads.
+  Result<std::vector<ResolvedProbe>> resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,
+                                                  const std::string& target);
   // Refuses a probe inside a function at an offset that is not an instruction boundary.
   Status check_offset(const Image& img, const ResolvedProbe& p);
 

@@ -7,6 +7,8 @@
 //   WHAT     := FUNC ['@' ['@'] VERSION] ['+' OFFSET]     add, memcpy@@GLIBC_2.14, add+0x8
 //             | OFFSET                                     0x1139: a raw file offset
 //   FUNC     := a symbol name, a C++ name ("ns::Klass::method", "ns::f(int)"), or a glob ("sql*")
+//   LOCATION := 'usdt:' [OBJECT ':'] PROVIDER ':' NAME    a USDT (SystemTap SDT) probe; globs
+//               in PROVIDER and NAME ("usdt:python:function__*"); no %return, no +OFF
 //
 // The OBJECT separator is the first ':' that is not half of a C++ "::".
 // Examples: "add", "./mytest:add%return", "libc:malloc", "mytest:0x1139", "add+0x10",
@@ -37,10 +39,18 @@ struct RawOffset {
   uint64_t offset = 0;               // a file offset, as tracefs takes it
 };
 
+// "usdt:python:function__entry": the probe(s) of that provider and name, in the
+// program and the libraries it loads, or in OBJECT alone when the spec names one.
+struct UsdtRef {
+  std::string provider;
+  std::string name;
+  bool is_glob = false;              // either part holds '*', '?' or '['
+};
+
 struct ProbeSpec {
   std::string text;                  // as the user wrote it, for messages
   std::string object;                // "" means the target program
-  std::variant<FunctionRef, RawOffset> what;
+  std::variant<FunctionRef, RawOffset, UsdtRef> what;
   bool is_return = false;
   std::vector<ValueRequest> values;  // "%di", "$retval", "a": each parsed once, here
 };

@@ -12,9 +12,9 @@
 //                   and probe_hit_costs_ns (one number per probe, space-separated; absent
 //                   in files of earlier 1.1 builds); unknown keys are skipped
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return,
-//                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2)),
-//                   string spec, path, build_id, function, symbol, v file_offset, v vaddr,
-//                   v offset_in_function, v nvalues, nvalues x (string name, u8 source,
+//                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2), 0x20 USDT
+//                   (1.4)), string spec, path, build_id, function, symbol, v file_offset,
+//                   v vaddr, v offset_in_function, [a USDT probe: v pair_key (1.4)], v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
 //                   8 memory (1.3));
 //                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable,
