@@ -152,7 +152,11 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
                                                                                      : ProbeRole::Return;
   }
   std::vector<const std::vector<ValueSpec>*> values_by_index(slots, nullptr);
-  for (const ProbeInfo& p : probes) values_by_index[p.index] = &p.values;
+  std::vector<const std::string*> function_by_index(slots, nullptr);
+  for (const ProbeInfo& p : probes) {
+    values_by_index[p.index] = &p.values;
+    function_by_index[p.index] = &p.function;
+  }
   auto values_of = [&](uint32_t probe) { return values_by_index[probe]; };
   for (FunctionInfo& f : out.functions) {
     if (const auto* v = f.entry_probe == kNoProbe ? nullptr : values_of(f.entry_probe)) {
@@ -163,6 +167,13 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
     if (const auto* v = f.return_probe == kNoProbe ? nullptr : values_of(f.return_probe)) {
       f.values.insert(f.values.end(), v->begin(), v->end());
       out.first_slot_of_probe[f.return_probe] = f.return_values_at;
+      // A USDT pair's two halves have the same $argN: the closing half's are named by
+      // its suffix ("done:$arg1", "return:$arg3"), so `--by $arg1` means the opening one's.
+      if (f.usdt && f.paired()) {
+        const std::string& closing = *function_by_index[f.return_probe];
+        const std::string prefix = closing.substr(std::min(closing.size(), f.name.size() + 2)) + ":";
+        for (std::size_t i = f.return_values_at; i < f.values.size(); i++) f.values[i].name = prefix + f.values[i].name;
+      }
     }
   }
   // Every exit probe of a function shares the first one's value layout, and every

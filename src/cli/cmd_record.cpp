@@ -10,6 +10,7 @@
 #include "command.h"
 #include "uprof/calibrate/record_costs.h"
 #include "uprof/record/engine_resolution.h"
+#include "uprof/record/probe_table.h"
 #include "uprof/record/recording_plan.h"
 #include "uprof/record/recording_session.h"
 #include "uprof/record/value_binding.h"
@@ -48,7 +49,7 @@ void install_handlers() {
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
                                                  "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine",
-                                                 "--string-size"};
+                                                 "--string-size", "--pair-by"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -89,6 +90,9 @@ int cmd_record(int argc, char** argv) {
       "ring for all CPUs (default 2048)")(
       "string-size", po::value<unsigned>()->default_value(64),
       "the most bytes a string value keeps, 1 to 1024 (a longer string is cut, and shown cut)")(
+      "pair-by", po::value<std::string>(),
+      "the USDT arguments that tie a start probe to its done probe, e.g. arg1 or arg1,arg2 (default: none, "
+      "and arg1,arg2 for python's function__entry/function__return: the file and the function)")(
       "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "engine", po::value<std::string>()->default_value("auto"),
       "bpf (a BPF program on each uprobe writes into one BPF ring buffer; follows threads and children), "
@@ -166,6 +170,11 @@ int cmd_record(int argc, char** argv) {
   const unsigned string_size = vm["string-size"].as<unsigned>();
   if (string_size < 1 || string_size > kMaxStringMax) return usage_error("record", "--string-size is 1 to 1024");
   req.plan.string_max = static_cast<uint16_t>(string_size);
+  if (vm.count("pair-by")) {
+    auto keys = parse_pair_by(vm["pair-by"].as<std::string>());
+    if (!keys) return usage_error("record", keys.error().message);
+    req.plan.pair_by = std::move(*keys);
+  }
 
   auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;

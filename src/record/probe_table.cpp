@@ -28,6 +28,26 @@ std::vector<unsigned> usdt_pair_key_args(const std::string& function, const std:
   return {};
 }
 
+Result<std::vector<unsigned>> parse_pair_by(const std::string& text) {
+  std::vector<unsigned> keys;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    std::string item = text.substr(at, comma - at);
+    if (item.rfind('$', 0) == 0) item.erase(0, 1);
+    if (item.rfind("arg", 0) == 0) item.erase(0, 3);
+    const bool digits = !item.empty() && item.size() <= 2 &&
+                        std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const unsigned n = digits ? static_cast<unsigned>(std::stoul(item)) : 0;
+    if (n < 1 || n > 12)
+      return err("--pair-by '", text, "': '", text.substr(at, comma - at),
+                 "' is not an argument: give arg1 to arg12, comma-separated (e.g. arg1,arg2)");
+    if (std::find(keys.begin(), keys.end(), n) == keys.end()) keys.push_back(n);
+    at = comma + 1;
+  }
+  return keys;
+}
+
 Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
   ProbeTable plan;
   std::map<std::tuple<std::string, uint64_t, ProbeKind>, std::size_t> seen;  // -> index in plan.probes

@@ -37,6 +37,17 @@ inline ProbeInfo probe(uint32_t index, ProbeKind kind, std::string function, uin
   return p;
 }
 
+// A USDT probe "PROVIDER:NAME" (its entry kind, as probe_table makes it); `pair_key`
+// marks the value slots that key its pair.
+inline ProbeInfo usdt_probe(uint32_t index, std::string function, uint64_t vaddr,
+                            std::vector<std::string> value_names = {}, uint32_t pair_key = 0,
+                            std::string path = "./app") {
+  ProbeInfo p = probe(index, ProbeKind::Entry, std::move(function), vaddr, std::move(value_names), 0, std::move(path));
+  p.usdt = true;
+  p.pair_key = pair_key;
+  return p;
+}
+
 inline Event event(EventKind kind, uint32_t pid, uint32_t tid, uint64_t time) {
   Event e;
   e.kind = kind;

@@ -404,6 +404,62 @@ TEST(Pairing, RandomProgramsPairExactlyAndAccountForEveryEntry) {
   EXPECT_GT(seen[static_cast<std::size_t>(UnmatchedReason::RecordingStopped)], 20u);
 }
 
+// Python's function pair, keyed by $arg1 and $arg2 (file and function name: here 1/2
+// for fib, 1/3 for main) with the line as $arg3; then an unkeyed start/done pair.
+Paired pair_usdt(const std::vector<Event>& events) {
+  const ProbeFunctions functions = group_probes(std::vector<ProbeInfo>{
+      test::usdt_probe(0, "python:function__entry", 0x100, {"$arg1", "$arg2", "$arg3"}, 0b011),
+      test::usdt_probe(1, "python:function__return", 0x200, {"$arg1", "$arg2", "$arg3"}, 0b011),
+      test::usdt_probe(2, "fx:work__start", 0x300, {"$arg1"}),
+      test::usdt_probe(3, "fx:work__done", 0x400, {"$arg1"}),
+  });
+  Pairer pairer(functions, {});
+  Paired run;
+  for (const Event& e : events) pairer.add(e, run.sink);
+  pairer.finish(run.sink);
+  run.counts = pairer.counts();
+  return run;
+}
+
+// python3.11 fires function__return for every return but function__entry for few
+// (CPython gh-98894): a return whose key matches no open call is "return without entry",
+// and never closes another function's call.
+TEST(Pairing, KeyedUsdtReturnClosesTheCallWithItsKey) {
+  Paired r = pair_usdt({
+      sample(0, 7, 100, {1, 3, 10}),  // main enters
+      sample(1, 7, 150, {1, 2, 5}),   // fib returns: its entry never fired
+      sample(1, 7, 160, {1, 2, 5}),
+      sample(0, 7, 200, {1, 2, 4}),   // fib enters
+      sample(1, 7, 260, {1, 2, 5}),   // and returns (another line: not in the key)
+      sample(1, 7, 400, {1, 3, 12}),  // main returns
+  });
+  ASSERT_EQ(r.sink.calls.size(), 2u);
+  EXPECT_EQ(r.sink.calls[0].call.duration, 60u);
+  EXPECT_EQ(r.sink.calls[0].entry_values, (std::vector<uint64_t>{1, 2, 4}));
+  EXPECT_EQ(r.sink.calls[0].return_values, (std::vector<uint64_t>{1, 2, 5}));
+  EXPECT_EQ(r.sink.calls[0].call.depth, 1u);
+  EXPECT_EQ(r.sink.calls[1].call.duration, 300u);
+  EXPECT_EQ(r.sink.calls[1].entry_values, (std::vector<uint64_t>{1, 3, 10}));
+  EXPECT_EQ(r.sink.unmatched_count(UnmatchedReason::ReturnWithoutEntry), 2u);
+  EXPECT_EQ(r.sink.unmatched.size(), 2u);
+}
+
+// A USDT pair arms no return trampoline: the kernel's nesting limit is not theirs.
+TEST(Pairing, UsdtPairsNestBeyondTheTrampolineLimit) {
+  std::vector<Event> events;
+  const uint64_t depth = kMaxUretprobeDepth + 36;
+  for (uint64_t i = 0; i < depth; i++) events.push_back(sample(2, 9, 1000 + i, {i}));
+  for (uint64_t i = 0; i < depth; i++) events.push_back(sample(3, 9, 5000 + i, {depth - 1 - i}));
+  Paired r = pair_usdt(events);
+  ASSERT_EQ(r.sink.calls.size(), depth);
+  EXPECT_TRUE(r.sink.unmatched.empty());
+  // Unkeyed: each done closes the innermost start.
+  EXPECT_EQ(r.sink.calls.front().entry_values, std::vector<uint64_t>{depth - 1});
+  EXPECT_EQ(r.sink.calls.front().call.duration, 5000u - (1000u + depth - 1));
+  EXPECT_EQ(r.sink.calls.back().call.duration, 5000u + depth - 1 - 1000u);
+  EXPECT_TRUE(r.counts.balanced());
+}
+
 TEST(Pairing, ReasonNames) {
   EXPECT_EQ(to_string(UnmatchedReason::ThreadExited), "thread exited");
   EXPECT_EQ(to_string(UnmatchedReason::ReturnWithoutEntry), "return without entry");

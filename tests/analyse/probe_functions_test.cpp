@@ -8,6 +8,7 @@ namespace uprof {
 namespace {
 
 using test::probe;
+using test::usdt_probe;
 
 TEST(PairingProbeFunctions, EntryAndReturnAtTheSameAddressPair) {
   const auto pf = group_probes(std::vector<ProbeInfo>{
@@ -76,6 +77,64 @@ TEST(PairingProbeFunctions, DuplicateProbeIsItsOwnHitCounter) {
   EXPECT_EQ(pf.role(0), ProbeRole::Entry);
   EXPECT_EQ(pf.role(2), ProbeRole::HitOnly);
   EXPECT_EQ(pf.functions[1].name, "f [probe #2]");
+}
+
+// USDT probes group by name: two sites of function__entry are one function's opening
+// half, function__return its closing half; the key pairs slot 0 and 1 on both sides.
+TEST(PairingProbeFunctions, UsdtHalvesOfOneProviderPairByName) {
+  const auto pf = group_probes(std::vector<ProbeInfo>{
+      usdt_probe(0, "python:function__entry", 0x100, {"$arg1", "$arg2", "$arg3"}, 0b011),
+      usdt_probe(1, "python:function__entry", 0x200, {"$arg1", "$arg2", "$arg3"}, 0b011),
+      usdt_probe(2, "python:function__return", 0x300, {"$arg1", "$arg2", "$arg3"}, 0b011),
+      usdt_probe(3, "python:gc__start", 0x400, {"$arg1"}),  // no gc__done in the table
+      usdt_probe(4, "python:line", 0x500),
+      usdt_probe(5, "python:line", 0x600),
+      usdt_probe(6, "other:function__return", 0x700),       // another provider
+  });
+  ASSERT_EQ(pf.functions.size(), 4u);
+  const FunctionInfo& py = pf.functions[pf.function_of_probe[0]];
+  EXPECT_EQ(py.name, "python:function");
+  EXPECT_TRUE(py.usdt);
+  EXPECT_TRUE(py.paired());
+  EXPECT_EQ(pf.function_of_probe[1], pf.function_of_probe[0]);
+  EXPECT_EQ(pf.function_of_probe[2], pf.function_of_probe[0]);
+  EXPECT_EQ(pf.role(0), ProbeRole::Entry);
+  EXPECT_EQ(pf.role(1), ProbeRole::Entry);
+  EXPECT_EQ(pf.role(2), ProbeRole::Return);
+  EXPECT_EQ(py.values.size(), 6u);  // the entry's three, then the return's
+  EXPECT_EQ(py.return_values_at, 3u);
+  EXPECT_EQ(py.values[0].name, "$arg1");
+  EXPECT_EQ(py.values[5].name, "return:$arg3");  // the closing half's, by its suffix
+  EXPECT_EQ(pf.first_slot_of_probe[1], 0u);
+  EXPECT_EQ(pf.first_slot_of_probe[2], 3u);
+  const std::vector<std::pair<uint16_t, uint16_t>> key{{0, 0}, {1, 1}};
+  EXPECT_EQ(py.key, key);
+  EXPECT_EQ(pf.functions[pf.function_of_probe[3]].name, "python:gc__start");
+  EXPECT_EQ(pf.role(3), ProbeRole::HitOnly);
+  EXPECT_EQ(pf.function_of_probe[4], pf.function_of_probe[5]);
+  EXPECT_EQ(pf.functions[pf.function_of_probe[4]].name, "python:line");
+  EXPECT_EQ(pf.role(6), ProbeRole::HitOnly);
+}
+
+TEST(PairingProbeFunctions, UsdtPairHalvesAreNamedBySuffix) {
+  EXPECT_EQ(usdt_pair_half("python:gc__start"), (std::pair<std::string, bool>{"python:gc", false}));
+  EXPECT_EQ(usdt_pair_half("python:gc__done"), (std::pair<std::string, bool>{"python:gc", true}));
+  EXPECT_EQ(usdt_pair_half("p:x__begin"), (std::pair<std::string, bool>{"p:x", false}));
+  EXPECT_EQ(usdt_pair_half("p:x__end"), (std::pair<std::string, bool>{"p:x", true}));
+  EXPECT_EQ(usdt_pair_half("python:function__return"), (std::pair<std::string, bool>{"python:function", true}));
+  EXPECT_FALSE(usdt_pair_half("python:line"));
+  EXPECT_FALSE(usdt_pair_half("__done"));
+}
+
+// A string value keys only against a string: a key slot whose kinds differ is dropped.
+TEST(PairingProbeFunctions, UsdtKeySlotsOfDifferentKindsAreDropped) {
+  std::vector<ProbeInfo> probes{usdt_probe(0, "p:w__start", 0x100, {"$arg1", "$arg2"}, 0b11),
+                                usdt_probe(1, "p:w__done", 0x200, {"$arg1", "$arg2"}, 0b11)};
+  probes[1].values[1].kind = ValueKind::String;  // $arg2:string on the done side only
+  const auto pf = group_probes(probes);
+  ASSERT_EQ(pf.functions.size(), 1u);
+  const std::vector<std::pair<uint16_t, uint16_t>> key{{0, 0}};
+  EXPECT_EQ(pf.functions[0].key, key);
 }
 
 }  // namespace

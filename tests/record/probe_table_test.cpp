@@ -129,5 +129,18 @@ TEST(ProbeTable, SameProbeFromTwoSpecsMergesValues) {
   EXPECT_EQ(plan->capture.probes[1].reads.regs_mask, (uint64_t{1} << 30) | 1u);
 }
 
+TEST(ProbeTable, PairByNamesUsdtArguments) {
+  EXPECT_EQ(*parse_pair_by("arg2"), std::vector<unsigned>{2});
+  EXPECT_EQ(*parse_pair_by("$arg1,arg3,3"), (std::vector<unsigned>{1, 3}));
+  EXPECT_EQ(parse_pair_by("arg0").error().message,
+            "--pair-by 'arg0': 'arg0' is not an argument: give arg1 to arg12, comma-separated (e.g. arg1,arg2)");
+  EXPECT_FALSE(parse_pair_by("arg1,"));
+  EXPECT_FALSE(parse_pair_by("name"));
+  // Python's function pair is keyed by file and function name unless told otherwise.
+  EXPECT_EQ(usdt_pair_key_args("python:function__return", {}), (std::vector<unsigned>{1, 2}));
+  EXPECT_EQ(usdt_pair_key_args("python:function__entry", {2}), std::vector<unsigned>{2});
+  EXPECT_TRUE(usdt_pair_key_args("python:gc__start", {}).empty());
+}
+
 }  // namespace
 }  // namespace uprof

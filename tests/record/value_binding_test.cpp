@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "uprof/resolve/usdt_args.h"
+
 namespace uprof {
 namespace {
 
@@ -94,6 +96,71 @@ TEST(ValueBinding, ReadsAskOnlyForWhatIsUsed) {
   EXPECT_EQ(s.regs_mask, 1u << 7);  // SP, to know where the stack bytes start
   EXPECT_EQ(s.stack_bytes, 24u);
   EXPECT_EQ(reads_for({}, x86).regs_mask, 0u);
+}
+
+// $argN at a USDT probe is the note's N-th argument spec, typed by its size and sign.
+Result<std::optional<BoundValue>> bind_usdt(std::string_view tok, std::string_view note_args) {
+  UPROF_ASSIGN(ValueRequest v, parse_value_request(tok));
+  UPROF_ASSIGN(std::vector<UsdtArg> args, parse_usdt_args(Arch::X86_64, note_args));
+  return bind_usdt_value(v, args, "fx:tick", arch_info(Arch::X86_64));
+}
+
+ValueSpec usdt_ok(std::string_view tok, std::string_view note_args) {
+  auto r = bind_usdt(tok, note_args);
+  EXPECT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r && r->has_value()) << tok;
+  return r && *r ? (*r)->spec : ValueSpec{};
+}
+
+TEST(ValueBinding, UsdtArgumentsFromTheNote) {
+  const char* note = "-1@%al 2@%dx -4@-20(%rbp) 8@$7 8@%rsi";
+  auto c = usdt_ok("$arg1", note);
+  EXPECT_EQ(c.source, ValueSource::Register);
+  EXPECT_EQ(c.reg, 0);  // rax
+  EXPECT_EQ(c.size, 1u);
+  EXPECT_TRUE(c.is_signed);
+  auto s = usdt_ok("$arg2", note);
+  EXPECT_EQ(s.size, 2u);
+  EXPECT_FALSE(s.is_signed);
+  auto m = usdt_ok("$arg3", note);
+  EXPECT_TRUE(m.deref);
+  EXPECT_EQ(m.deref_offset, -20);
+  EXPECT_EQ(m.reg, 6);  // rbp
+  EXPECT_EQ(m.size, 4u);
+  EXPECT_TRUE(m.reads_memory());
+  auto k = usdt_ok("$arg4", note);
+  EXPECT_EQ(k.source, ValueSource::Constant);
+  EXPECT_EQ(k.constant, 7);
+  // A string: in a register the text is behind it; in memory the pointer is read first.
+  auto str = usdt_ok("name=$arg5:string", note);
+  EXPECT_EQ(str.name, "name");
+  EXPECT_TRUE(str.is_string());
+  EXPECT_EQ(str.reg, 4);  // rsi
+  EXPECT_TRUE(str.hops.empty());
+  EXPECT_EQ(str.string_max, kDefaultStringMax);
+  auto mstr = usdt_ok("$arg3:string", note);
+  EXPECT_EQ(mstr.hops, std::vector<int32_t>{-20});
+  EXPECT_EQ(mstr.deref_offset, 0);
+  auto hex = usdt_ok("$arg2:x64", note);
+  EXPECT_EQ(hex.size, 8u);
+  EXPECT_TRUE(hex.hex);
+  // Values other than $argN bind as at any probe.
+  EXPECT_EQ(usdt_ok("%di", note).reg, 5);
+}
+
+TEST(ValueBinding, UsdtRefusalsSayWhy) {
+  const char* note = "8@%rdi 8@$3 8@(%rax,%rdx,8)";
+  EXPECT_EQ(bind_usdt("$retval", note).error().message,
+            "spec: value '$retval': the USDT probe fx:tick has no return value");
+  EXPECT_EQ(bind_usdt("key", note).error().message,
+            "spec: value 'key': the arguments of the USDT probe fx:tick have no names: they are $arg1..$arg3");
+  EXPECT_EQ(bind_usdt("$arg4", note).error().message, "spec: value '$arg4': the USDT probe fx:tick has 3 arguments");
+  EXPECT_EQ(bind_usdt("$arg1", "").error().message, "spec: value '$arg1': the USDT probe fx:tick has no arguments");
+  EXPECT_EQ(bind_usdt("$arg2:string", note).error().message,
+            "spec: value '$arg2:string': argument 2 of fx:tick is the constant 3, not a string's address");
+  EXPECT_EQ(bind_usdt("$arg3", note).error().message,
+            "spec: value '$arg3': argument 3 of fx:tick is at 8@(%rax,%rdx,8), an address with an index "
+            "register, which uprof does not read yet");
 }
 
 }  // namespace

@@ -87,6 +87,31 @@ TEST(ProbeSpec, Glob) {
   EXPECT_TRUE(fn(*parse_probe_spec("add?")).is_glob);
 }
 
+TEST(ProbeSpec, Usdt) {
+  auto s = parse_probe_spec("usdt:python:function__entry $arg2:string");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->object, "");
+  const auto& u = std::get<UsdtRef>(s->what);
+  EXPECT_EQ(u.provider, "python");
+  EXPECT_EQ(u.name, "function__entry");
+  EXPECT_FALSE(u.is_glob);
+  ASSERT_EQ(s->values.size(), 1u);
+  EXPECT_EQ(s->values[0].text, "$arg2:string");
+  // The file is what comes before the last two fields, colons and all.
+  auto b = parse_probe_spec("usdt:/usr/lib/x86_64-linux-gnu/libstdc++.so.6:libstdcxx:throw");
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->object, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+  EXPECT_EQ(std::get<UsdtRef>(b->what).provider, "libstdcxx");
+  EXPECT_EQ(std::get<UsdtRef>(b->what).name, "throw");
+  EXPECT_TRUE(std::get<UsdtRef>(parse_probe_spec("usdt:python:gc__*")->what).is_glob);
+  EXPECT_EQ(parse_probe_spec("usdt:python").error().message,
+            "spec: 'usdt:python': a USDT spec is usdt:PROVIDER:NAME or usdt:BIN:PROVIDER:NAME (at column 1)");
+  EXPECT_EQ(parse_probe_spec("usdt::tick").error().message, "spec: 'usdt::tick': a USDT spec is usdt:PROVIDER:NAME or usdt:BIN:PROVIDER:NAME (at column 1)");
+  EXPECT_EQ(parse_probe_spec("usdt:python:function__entry%return").error().message,
+            "spec: 'usdt:python:function__entry%return': a USDT probe has no return: pair its entry and return "
+            "probes instead (at column 1)");
+}
+
 TEST(ProbeSpec, Values) {
   auto s = parse_probe_spec("add %di   %si");
   ASSERT_TRUE(s);

@@ -40,6 +40,9 @@ struct ProbeTable {
 // function probes by $arg1 and $arg2 (file and function name), else none.
 std::vector<unsigned> usdt_pair_key_args(const std::string& function, const std::vector<unsigned>& pair_by);
 
+// --pair-by's text: argN, $argN or N, comma-separated, N from 1 to 12 ("arg1,arg2" -> {1, 2}).
+Result<std::vector<unsigned>> parse_pair_by(const std::string& text);
+
 // Probes are deduplicated by (path, file offset, kind): the same function named by
 // two specs is probed once, with the values of both (the first spec's first).
 Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts);
