@@ -102,6 +102,18 @@ Aggregator::Aggregator(const ProbeFunctions& functions, AggregateOptions options
   for (const FunctionInfo& f : functions_) {
     entry_probe_of_.push_back(f.entry_probe);
     by_slot_.push_back(slot_named(f, options_.by_value));
+    // A USDT pair's closing half has the value under its suffix ("return:func"): a
+    // return without an entry is grouped by its own.
+    int32_t mirror = -1;
+    if (f.usdt && by_slot_.back() >= 0 && static_cast<uint32_t>(by_slot_.back()) < f.return_values_at)
+      for (std::size_t i = f.return_values_at; i < f.values.size() && mirror < 0; ++i) {
+        const std::string& n = f.values[i].name;
+        const std::string& want = options_.by_value;
+        if (n.size() > want.size() && n.compare(n.size() - want.size(), want.size(), want) == 0 &&
+            n[n.size() - want.size() - 1] == ':')
+          mirror = static_cast<int32_t>(i);
+      }
+    by_return_slot_.push_back(mirror);
   }
   keyed_ = options_.by != GroupBy::Function || !options_.by_value.empty();
   if (!keyed_) {
@@ -125,10 +137,11 @@ GroupStats Aggregator::make_group(uint32_t function) const {
 
 std::optional<uint64_t> Aggregator::by_value_of(uint32_t function, uint32_t probe,
                                                 std::span<const uint64_t> values) const {
-  const int32_t slot = by_slot_[function];
-  if (slot < 0) return std::nullopt;
   const FunctionInfo& f = functions_[function];
   const uint32_t first = first_slot_of_probe_[probe];
+  const bool closing = f.usdt && first == f.return_values_at && f.return_values_at > 0;
+  const int32_t slot = closing && by_return_slot_[function] >= 0 ? by_return_slot_[function] : by_slot_[function];
+  if (slot < 0) return std::nullopt;
   const uint32_t count = probe == f.entry_probe ? f.return_values_at : f.values.size() - f.return_values_at;
   const auto local = static_cast<uint32_t>(slot) - first;  // unsigned: also catches slot < first
   if (local >= count || local >= values.size()) return std::nullopt;

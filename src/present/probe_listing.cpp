@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include "uprof/analyse/probe_functions.h"
 #include "uprof/present/text_table.h"
 #include "uprof/util/hex.h"
 
@@ -32,8 +33,18 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
   return {t.render(), hits.size()};
 }
 
+namespace {
+// A USDT probe has no return; one half of a start/done pair is said to be one.
+std::string auto_pair_note(const ResolvedProbe& p) {
+  auto half = usdt_pair_half(p.function);
+  if (!half) return "- (USDT)";
+  return std::string(half->second ? "closes " : "opens ") + half->first + " (a USDT pair, when both halves are probed)";
+}
+}  // namespace
+
 std::string describe_returns(const ResolvedProbe& p) {
   if (p.offset_in_function != 0 || p.function.empty()) return "-";
+  if (p.usdt) return auto_pair_note(p);
   if (p.return_risk.empty()) return "return probe";
   if (p.exits.empty()) return "none: " + p.exits_blocker;
   std::size_t tail = 0;

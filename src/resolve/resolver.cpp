@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/usdt_known.h"
 #include "uprof/resolve/usdt_notes.h"
 #include "uprof/util/hex.h"
 
@@ -145,7 +146,13 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
       p.usdt_args = std::move(*args);
       p.semaphore_offset = u.semaphore_offset.value_or(0);
       p.values = spec.values;
-      // No values named: every argument the note has.
+      // No values named: the provider's documented arguments (resolve/usdt_known.h),
+      // else every argument the note has, as a number.
+      if (p.values.empty())
+        for (std::string_view token : known_usdt_values(u.note.provider, u.note.name, p.usdt_args.size())) {
+          auto v = parse_value_request(token);
+          if (v) p.values.push_back(std::move(*v));
+        }
       if (p.values.empty())
         for (unsigned i = 1; i <= p.usdt_args.size(); i++)
           p.values.push_back({.text = "$arg" + std::to_string(i), .label = {}, .target = ArgumentRef{i}, .type = {}});

@@ -125,6 +125,7 @@ class Aggregator final : public EventSink {
   AggregateOptions options_;
   std::vector<bool> selected_;
   std::vector<int32_t> by_slot_;             // per function: index in values of --by, or -1
+  std::vector<int32_t> by_return_slot_;      // per USDT pair: the closing half's slot of that name, or -1
   bool keyed_ = false;                       // groups need a lookup (not one per function)
 
   std::vector<GroupStats> groups_;
