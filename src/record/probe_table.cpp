@@ -60,8 +60,17 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     const std::vector<unsigned> key_args = r.usdt ? usdt_pair_key_args(r.function, opts.pair_by) : std::vector<unsigned>{};
     uint32_t pair_key = 0;
     for (const auto& value : r.values) {
-      UPROF_ASSIGN(auto v, r.usdt ? bind_usdt_value(value, r.usdt_args, r.function, arch, opts.string_max)
-                                  : bind_value(value, arch, opts.string_max));
+      std::optional<BoundValue> v;
+      if (std::holds_alternative<GlobalRef>(value.target)) {
+        if (r.is_return)
+          return err("spec: '", r.spec, "': value '", value.text, "': a global is read at an entry or an instruction, "
+                     "not at a return probe (there the instruction pointer is the caller's): drop %return to read "
+                     "it at the entry");
+        UPROF_ASSIGN(v, bind_global(value, arch, r.vaddr, opts.string_max));
+      } else {
+        UPROF_ASSIGN(v, r.usdt ? bind_usdt_value(value, r.usdt_args, r.function, arch, opts.string_max)
+                               : bind_value(value, arch, opts.string_max));
+      }
       if (!v) continue;
       if (const auto* a = std::get_if<ArgumentRef>(&value.target);
           a && std::find(key_args.begin(), key_args.end(), a->n) != key_args.end() && entry_values.size() < 32)

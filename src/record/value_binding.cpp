@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "uprof/util/hex.h"
+
 namespace uprof {
 namespace {
 
@@ -48,6 +50,8 @@ Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchIn
       auto off = arch.stack_args_offset + 8 * (i - arch.int_arg_regs.size());
       out = BoundValue{stack_slot(name, arch, static_cast<int32_t>(off)), false};
     }
+  } else if (std::holds_alternative<GlobalRef>(v.target)) {
+    return err("spec: value '", v.text, "': a global is placed by the probe's site (bind_global)");
   } else {
     return err("spec: value '", v.text, "': a DWARF parameter, which only DWARF places");
   }
@@ -72,6 +76,35 @@ Result<std::optional<BoundValue>> bind_value(const ValueRequest& v, const ArchIn
     s.size = 8;
   }
   return out;
+}
+
+Result<BoundValue> bind_global(const ValueRequest& v, const ArchInfo& arch, uint64_t site, uint16_t string_max) {
+  const auto& g = std::get<GlobalRef>(v.target);
+  if (!g.address) return err("spec: value '", v.text, "': the global's address is not known (internal: not resolved)");
+  const int64_t delta = static_cast<int64_t>(*g.address + static_cast<uint64_t>(g.offset) - site);
+  if (delta < INT32_MIN || delta > INT32_MAX)
+    return err("spec: value '", v.text, "': ", hex(*g.address + static_cast<uint64_t>(g.offset)),
+               " is more than 2 GiB from the probe at ", hex(site));
+  ValueSpec s{.name = v.display_name(), .source = ValueSource::Register, .reg = arch.ip_reg, .stack_offset = 0,
+              .size = g.size ? g.size : uint8_t{8}, .is_signed = true};
+  // @g is the bytes at g: one read at ip + delta; "+8(@g)" follows the pointer there.
+  std::vector<int32_t> offsets{static_cast<int32_t>(delta)};
+  offsets.insert(offsets.end(), v.memory.begin(), v.memory.end());
+  s.hops.assign(offsets.begin(), offsets.end() - 1);
+  s.deref = true;
+  s.deref_offset = offsets.back();
+  if (v.type) {
+    s.size = v.type->size;
+    s.is_signed = v.type->is_signed;
+    s.hex = v.type->hex;
+  }
+  if (v.type && v.type->string) {
+    s.kind = ValueKind::String;
+    s.type = "string";
+    s.string_max = std::clamp<uint16_t>(string_max, 1, kMaxStringMax);
+    s.size = 8;
+  }
+  return BoundValue{std::move(s), false};
 }
 
 Result<std::optional<BoundValue>> bind_usdt_value(const ValueRequest& v, const std::vector<UsdtArg>& args,

@@ -3,9 +3,11 @@
 #include <elf.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
+#include "uprof/resolve/global_values.h"
 #include "uprof/resolve/probe_placement.h"
 #include "uprof/resolve/usdt_known.h"
 #include "uprof/resolve/usdt_notes.h"
@@ -177,6 +179,23 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
 }
 
 Result<std::vector<ResolvedProbe>> Resolver::resolve(const ProbeSpec& spec, const std::string& target) {
+  UPROF_ASSIGN(std::vector<ResolvedProbe> out, resolve_sites(spec, target));
+  const bool globals = std::any_of(spec.values.begin(), spec.values.end(),
+                                   [](const ValueRequest& v) { return std::holds_alternative<GlobalRef>(v.target); });
+  if (!globals) return out;
+  for (ResolvedProbe& p : out) {
+    UPROF_ASSIGN(const Image* img, image(p.path));
+    std::vector<ElfSymbol> symbols = img->elf.symbols();
+    if (img->debug) {
+      std::vector<ElfSymbol> more = img->debug->symbols();
+      symbols.insert(symbols.end(), more.begin(), more.end());
+    }
+    UPROF_TRY(resolve_globals(p.values, symbols, p.path));
+  }
+  return out;
+}
+
+Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec, const std::string& target) {
   if (auto* u = std::get_if<UsdtRef>(&spec.what)) return resolve_usdt(spec, *u, target);
   UPROF_ASSIGN(std::string path, object_path(spec.object, target));
   UPROF_ASSIGN(const Image* img, image(path));

@@ -82,9 +82,30 @@ Result<ValueTarget> parse_target(std::string_view token, std::string_view body) 
     if (!n || *n < 1 || *n > 64) return err("spec: value '", token, "': expected $argN with N from 1 to 64");
     return ValueTarget{ArgumentRef{static_cast<unsigned>(*n)}};
   }
+  if (body.size() > 1 && body[0] == '@') {
+    std::string_view g = body.substr(1);
+    if (auto n = parse_number(g)) return ValueTarget{GlobalRef{.symbol = {}, .address = *n, .offset = 0, .size = 0}};
+    auto sign = g.find_first_of("+-");
+    GlobalRef ref{.symbol = std::string(g.substr(0, sign)), .address = {}, .offset = 0, .size = 0};
+    if (sign != std::string_view::npos) {
+      auto off = parse_number(g.substr(sign + 1));
+      if (!off || *off > 0x7fffffff)
+        return err("spec: value '", token, "': bad offset '", g.substr(sign), "' after @", ref.symbol);
+      ref.offset = g[sign] == '-' ? -static_cast<int64_t>(*off) : static_cast<int64_t>(*off);
+    }
+    // A symbol: a C identifier, or a mangled or versioned name (letters, digits, _ . $).
+    const bool name_ok = !ref.symbol.empty() && !std::isdigit(static_cast<unsigned char>(ref.symbol[0])) &&
+                         std::all_of(ref.symbol.begin(), ref.symbol.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
+                         });
+    if (!name_ok)
+      return err("spec: value '", token, "': expected @SYMBOL, @SYMBOL+OFFSET or @0xADDRESS (a global of the probed file)");
+    return ValueTarget{std::move(ref)};
+  }
   if (is_identifier(body)) return ValueTarget{ParamRef{std::string(body)}};
   if (auto path = parse_access_path(body)) return ValueTarget{std::move(*path)};
-  return err("spec: value '", token, "': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
+  return err("spec: value '", token,
+             "': unknown (use %REG, $argN, $stackN, $retval, $comm, @GLOBAL, a parameter or p->member)");
 }
 
 }  // namespace
@@ -136,7 +157,7 @@ Result<ValueRequest> parse_value_request(std::string_view token) {
   UPROF_ASSIGN(v.target, parse_target(token, body));
   if (!v.memory.empty() && (std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target) ||
                             std::holds_alternative<CommRef>(v.target)))
-    return err("spec: value '", token, "': memory reads take a register, $argN, $stackN or $retval");
+    return err("spec: value '", token, "': memory reads take a register, $argN, $stackN, $retval or @GLOBAL");
   // A parameter is typed by DWARF and shown by its own name: "x=a" or "a:s32" is
   // not a register or a stack word, so neither a label nor a type applies.
   if ((std::holds_alternative<ParamRef>(v.target) || std::holds_alternative<AllParamsRef>(v.target)) &&

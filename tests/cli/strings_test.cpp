@@ -91,6 +91,41 @@ TEST_P(Strings, ParametersMembersAndBadPointersReadAsTheProgramHasThem) {
   EXPECT_NE(by.out.find("lookup [key=\"key7\"]"), std::string::npos) << by.out;
 }
 
+// Globals: the fixture's own (an int, a char pointer followed to its string, a char
+// array read where it is, one by its nm address), and one of libc's, read from a probe
+// in libc (this program has one thread: __libc_single_threaded is 1).
+TEST_P(Strings, GlobalsOfTheProgramAndOfALibrary) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string program = fixture("x86_64", "strings_" + GetParam().opt);
+  auto nm = test::run_shell("nm " + program + " | awk '$3 == \"visits\" {print $1}'");
+  ASSERT_EQ(nm.exit_code, 0);
+  const std::string visits_at = "0x" + nm.out.substr(0, nm.out.find('\n'));
+  auto plain = run({program, "6"});
+  auto r = run({uprof_binary(), "record", "--engine", GetParam().engine, "--string-size", "16", "-o",
+                dir.file("g.data"), "-e",
+                "visit @visits again=@" + visits_at + " +0(@greeting):string @long_text:string", "-e",
+                "libc:printf @__libc_single_threaded:u8", "--", program, "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  auto s = run({uprof_binary(), "script", dir.file("g.data")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  for (int i = 0; i < 6; i++) {
+    const std::string n = std::to_string(i);
+    EXPECT_NE(s.out.find("visit(@visits=" + n + ", again=" + n + ", +0(@greeting)=\"hello, world\", @long_text=\"" +
+                         std::string(16, 'x') + "\"...)"),
+              std::string::npos)
+        << s.out;
+  }
+  EXPECT_NE(s.out.find("printf(@__libc_single_threaded=1)"), std::string::npos) << s.out;
+  // At a return the instruction pointer is the caller's: refused before the workload runs.
+  auto ret = run({uprof_binary(), "record", "--engine", GetParam().engine, "-o", dir.file("r.data"), "-e",
+                  "visit%return @visits", "--", program, "6"});
+  EXPECT_EQ(ret.exit_code, 1);
+  EXPECT_TRUE(ret.out.empty());
+  EXPECT_NE(ret.err.find("not at a return probe"), std::string::npos) << ret.err;
+}
+
 // The same struct's members by DWARF: it->name (char[16]), it->label (a pointer
 // followed), it->weight and it->id (numbers of their declared sizes), key[1] (a char), and
 // $comm.

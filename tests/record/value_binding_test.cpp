@@ -65,7 +65,7 @@ TEST(ValueBinding, RetvalStackAndComm) {
   EXPECT_EQ((*comm)->spec.source, ValueSource::Comm);  // the thread's name at the hit
   EXPECT_TRUE((*comm)->spec.is_string());
   EXPECT_EQ(parse_value_token("$bogus", arch_info(Arch::X86_64)).error().message,
-            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, @GLOBAL, a parameter or p->member)");
   EXPECT_FALSE(parse_value_token("$stackx", arch_info(Arch::X86_64)));
   EXPECT_FALSE(parse_value_token("=%di", arch_info(Arch::X86_64)));
 }
@@ -161,6 +161,44 @@ TEST(ValueBinding, UsdtRefusalsSayWhy) {
   EXPECT_EQ(bind_usdt("$arg3", note).error().message,
             "spec: value '$arg3': argument 3 of fx:tick is at 8@(%rax,%rdx,8), an address with an index "
             "register, which uprof does not read yet");
+}
+
+// A global is read from the instruction pointer: at a probe on link-time address
+// 0x1150, @visits at 0x4060 is 0x2f10 past %ip.
+TEST(ValueBinding, GlobalsAreReadRelativeToTheProbesInstruction) {
+  auto bind = [](std::string_view tok, uint64_t address, uint8_t size, Arch a = Arch::X86_64) {
+    auto v = parse_value_request(tok);
+    EXPECT_TRUE(v) << tok;
+    std::get<GlobalRef>(v->target).address = address;
+    std::get<GlobalRef>(v->target).size = size;
+    return bind_global(*v, arch_info(a), 0x1150);
+  };
+  auto g = bind("@visits", 0x4060, 4);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->spec.reg, 8);  // ip
+  EXPECT_TRUE(g->spec.deref);
+  EXPECT_EQ(g->spec.deref_offset, 0x4060 - 0x1150);
+  EXPECT_TRUE(g->spec.hops.empty());
+  EXPECT_EQ(g->spec.size, 4u);  // the symbol's
+  EXPECT_FALSE(g->for_return);
+  // A pointer global's string: the pointer is read at the global, the string behind it.
+  auto s = bind("+0(@greeting):string", 0x4010, 8);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->spec.hops, std::vector<int32_t>{0x4010 - 0x1150});
+  EXPECT_EQ(s->spec.deref_offset, 0);
+  EXPECT_TRUE(s->spec.is_string());
+  // A char array's string is where the global is; a type overrides the symbol's size.
+  auto a = bind("@long_text:string", 0x4080, 0);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->spec.hops.empty());
+  EXPECT_EQ(a->spec.deref_offset, 0x4080 - 0x1150);
+  EXPECT_EQ(bind("@visits:u8", 0x4060, 4)->spec.size, 1u);
+  EXPECT_EQ(bind("@big", 0x40000000, 0)->spec.size, 8u);  // no scalar size: 8 bytes
+  // Below the probe, and on arm64 from pc.
+  EXPECT_EQ(bind("@0x1000", 0x1000, 0)->spec.deref_offset, -0x150);
+  EXPECT_EQ(bind("@x", 0x11000, 8, Arch::Arm64)->spec.reg, 32);
+  EXPECT_EQ(bind("@far", 0x100001150, 8).error().message,
+            "spec: value '@far': 0x100001150 is more than 2 GiB from the probe at 0x1150");
 }
 
 }  // namespace

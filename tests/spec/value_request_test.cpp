@@ -82,7 +82,7 @@ TEST(ValueRequest, BadMemoryReadsAreRefusedWithTheToken) {
   EXPECT_EQ(parse_value_request("+x(%di)").error().message,
             "spec: value '+x(%di)': bad offset '+x' (a decimal or 0x number)");
   EXPECT_EQ(parse_value_request("+0(len)").error().message,
-            "spec: value '+0(len)': memory reads take a register, $argN, $stackN or $retval");
+            "spec: value '+0(len)': memory reads take a register, $argN, $stackN, $retval or @GLOBAL");
   EXPECT_EQ(parse_value_request("+0(+0(+0(+0(%di))))").error().message,
             "spec: value '+0(+0(+0(+0(%di))))': more than 3 memory reads in one value");
 }
@@ -96,9 +96,27 @@ TEST(ValueRequest, WhatDwarfAnswers) {
   EXPECT_FALSE(parse_ok("%di").wants_dwarf());
 }
 
+TEST(ValueRequest, GlobalsBySymbolOrAddress) {
+  auto g = parse_ok("@counter");
+  EXPECT_EQ(g.target, (ValueTarget{GlobalRef{.symbol = "counter", .address = {}, .offset = 0, .size = 0}}));
+  EXPECT_EQ(g.display_name(), "@counter");
+  EXPECT_EQ(parse_ok("@table+16").target, (ValueTarget{GlobalRef{.symbol = "table", .address = {}, .offset = 16, .size = 0}}));
+  EXPECT_EQ(parse_ok("@0x4010:u32").target, (ValueTarget{GlobalRef{.symbol = {}, .address = 0x4010, .offset = 0, .size = 0}}));
+  auto s = parse_ok("name=+0(@greeting):string");
+  EXPECT_EQ(s.label, "name");
+  EXPECT_EQ(s.memory, std::vector<int32_t>{0});
+  EXPECT_TRUE(s.type && s.type->string);
+  EXPECT_EQ(std::get<GlobalRef>(s.target).symbol, "greeting");
+  EXPECT_EQ(parse_value_request("@").error().message,
+            "spec: value '@': unknown (use %REG, $argN, $stackN, $retval, $comm, @GLOBAL, a parameter or p->member)");
+  EXPECT_EQ(parse_value_request("@9lives").error().message,
+            "spec: value '@9lives': expected @SYMBOL, @SYMBOL+OFFSET or @0xADDRESS (a global of the probed file)");
+  EXPECT_EQ(parse_value_request("@t+x").error().message, "spec: value '@t+x': bad offset '+x' after @t");
+}
+
 TEST(ValueRequest, ErrorsNameTheToken) {
   EXPECT_EQ(parse_value_request("$bogus").error().message,
-            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, a parameter or p->member)");
+            "spec: value '$bogus': unknown (use %REG, $argN, $stackN, $retval, $comm, @GLOBAL, a parameter or p->member)");
   EXPECT_EQ(parse_value_request("%di:s12").error().message,
             "spec: value '%di:s12': unknown type 's12' (use s8..s64, u8..u64, x8..x64 or string)");
   EXPECT_EQ(parse_value_request("=%di").error().message, "spec: value '=%di': expected NAME=VALUE");

@@ -34,6 +34,15 @@ inline constexpr uint16_t kMaxStringMax = 1024;
 Result<std::optional<BoundValue>> bind_value(const ValueRequest& value, const ArchInfo& arch,
                                              uint16_t string_max = kDefaultStringMax);
 
+// A global (`@counter`, GlobalRef with its address resolved) read at a probe whose
+// instruction is at link-time address `site`: the instruction pointer is `site` plus
+// the file's load bias there, so the global is at ip + (address - site), read as a
+// memory value from %ip (%pc) by both engines. Sized by its symbol (1, 2, 4 or 8
+// bytes; else 8) unless typed. Only at a probe whose ip is its own site: not on a
+// return probe, where ip is the caller's.
+Result<BoundValue> bind_global(const ValueRequest& value, const ArchInfo& arch, uint64_t site,
+                               uint16_t string_max = kDefaultStringMax);
+
 // A value at a USDT probe: `$argN` is the note's N-th argument, typed by its size and
 // sign ("-4@%eax": a signed 4-byte value in rax; "8@16(%rbp)": the 8 bytes at rbp+16,
 // read from memory; "4@$5": the constant 5). `$argN:string` reads the string the

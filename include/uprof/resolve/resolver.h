@@ -43,6 +43,8 @@ class Resolver {
   Result<std::vector<uint8_t>> function_bytes(const Image& img, uint64_t vaddr, uint64_t size, uint64_t max = 1 << 20);
 
  private:
+  // resolve(), before the globals its values read are placed in each probe's file.
+  Result<std::vector<ResolvedProbe>> resolve_sites(const ProbeSpec& spec, const std::string& target);
   // usdt:[BIN:]PROVIDER:NAME: the matching notes of BIN, or of the target and the
   // libraries it loads.
   Result<std::vector<ResolvedProbe>> resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,

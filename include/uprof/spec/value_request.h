@@ -13,6 +13,9 @@
 // "+0(+8(%di))" follows the pointer at %di + 8. ":string" reads a NUL-terminated
 // string: "+0(%di):string" (tracefs), or "%di:string" / "$arg1:string" for the string
 // a register points at (as bpftrace's str(arg0)).
+// Globals: "@counter" is the value of the variable `counter` in the probed file,
+// "@table+16" the bytes 16 past it, "@0x4010" those at a link-time address of the
+// file; "+0(@name):string" follows a `char *` global, "@buf:string" reads a char array.
 //
 // Parsing knows no architecture: "%di" is a register *name* here. The plan binds it
 // to an architecture's register table (record/value_binding.h), where "%di" on an
@@ -67,7 +70,18 @@ struct CommRef {
   bool operator==(const CommRef&) const = default;
 };
 
-using ValueTarget = std::variant<RegisterRef, ArgumentRef, StackRef, ReturnValueRef, ParamRef, AllParamsRef, CommRef>;
+// "@counter", "@table+16", "@0x4010": memory of the probed file's globals. The
+// resolver fills in a symbol's address (its link-time value) and size.
+struct GlobalRef {
+  std::string symbol{};                 // "" for @0xADDR
+  std::optional<uint64_t> address{};    // link-time address of the symbol, or ADDR
+  int64_t offset = 0;                   // "+16" after the symbol
+  uint8_t size = 0;                     // the symbol's size when 1, 2, 4 or 8 (else 0)
+  bool operator==(const GlobalRef&) const = default;
+};
+
+using ValueTarget =
+    std::variant<RegisterRef, ArgumentRef, StackRef, ReturnValueRef, ParamRef, AllParamsRef, CommRef, GlobalRef>;
 
 // ":s32" -> 4 bytes, signed; ":x64" -> 8 bytes, printed in hex.
 struct RawType {
