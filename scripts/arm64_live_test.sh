@@ -247,6 +247,8 @@ cases=(
   'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
   'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
   'args_strings|8|--values none|-e|lookup|-e|measure|--|/fx/strings_O2|4'
+  'usdt_O0|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O0'
+  'usdt_O2|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O2'
 )
 : >"$R/cases"
 for c in "${cases[@]}"; do
@@ -334,14 +336,29 @@ want_strings=(
   'measure(s=<unreadable>) = 0'
   'measure(s="'"$(printf 'x%.0s' $(seq 64))"'"...) = 1'
 )
+# USDT (tests/fixtures/usdt.c): work__start/work__done paired into calls of uprof_fx:work,
+# the argument read from [sp, 24] at -O0 and from x19 at -O2.
+want_usdt=(
+  'uprof_fx:work($arg1=0)  {done:$arg1=0}'
+  'uprof_fx:work($arg1=1)  {done:$arg1=1}'
+  'uprof_fx:work($arg1=2)  {done:$arg1=2}'
+)
 calls_of() { sed -E 's/^[0-9.]+  [^ ]+ [0-9]+\/[0-9]+  //; s/  \[[^]]*\]$//'; }
-for name in args_O0 args_O2 args_strings; do
-  if [ "$name" = args_strings ]; then wants=("${want_strings[@]}"); else wants=("${want_args[@]}"); fi
+for name in args_O0 args_O2 args_strings usdt_O0 usdt_O2; do
+  case $name in
+    args_strings) wants=("${want_strings[@]}") ;;
+    usdt_*) wants=("${want_usdt[@]}") ;;
+    *) wants=("${want_args[@]}") ;;
+  esac
   [ -f "$out/$name.data" ] || continue
   why=""
   host=$("$BUILD/uprof" script "$out/$name.data" 2>&1) || why="host 'uprof script' failed: $host"
   guest=$(sed -n "s/^ARM64-SCRIPT $name: //p" "$console")
   [ -z "$why" ] && [ "$host" != "$guest" ] && why="the host's 'uprof script' differs from the guest's"
+  # The guest kernel set work__start's semaphore while the probe was attached.
+  if [ -z "$why" ] && [[ $name == usdt_* ]] && ! grep -qxF "ARM64-OUT $name: work traced: 3 of 3" "$console"; then
+    why="the fixture did not see its semaphore set: $(grep "^ARM64-OUT $name: work traced" "$console")"
+  fi
   for w in "${wants[@]}"; do
     [ -n "$why" ] && break
     calls_of <<<"$host" | grep -qxF -- "$w" || why="no '$w' in: $(calls_of <<<"$host" | tr '\n' ';')"

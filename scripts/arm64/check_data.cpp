@@ -18,6 +18,8 @@
 //                  own ret), not from return probes, and every sample carries a stack pointer
 //   --insn P HEX   the 4 bytes at each probe's file offset in the host copy P of the
 //                  probed file are the instruction HEX (0xd503245f: `bti c`)
+//   --usdt         the probes are USDT probes (all plain uprobes): one named X__done,
+//                  X__return or X__end is the return side, the others the entry side
 // Always: the file is complete and undamaged, its arch is arm64, nothing was lost,
 // every probe's recorded count equals the kernel's and the samples in the file.
 // Prints "check: ok: ..." or "check: FAIL: reason" (the first few reasons) and exits 0 / 1.
@@ -46,7 +48,19 @@ struct Options {
   uint32_t insn = 0;
   bool lr_trampoline = false;
   bool exits = false;
+  bool usdt = false;
 };
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The entry side of a call: an entry probe, or with --usdt a probe that is no pair's closing half.
+bool entry_side(const ProbeInfo& p, const Options& o) {
+  if (!o.usdt) return p.kind == ProbeKind::Entry;
+  if (!p.usdt) return false;
+  return !(ends_with(p.function, "__done") || ends_with(p.function, "__return") || ends_with(p.function, "__end"));
+}
 
 struct Failures {
   std::vector<std::string> list;
@@ -96,6 +110,7 @@ int main(int argc, char** argv) {
     else if (a == "--values" && (v = next())) o.values = v;
     else if (a == "--lr-trampoline") o.lr_trampoline = true;
     else if (a == "--exits") o.exits = true;
+    else if (a == "--usdt") o.usdt = true;
     else if (a == "--insn" && (v = next()) && i + 1 < argc) {
       o.insn_path = v;
       o.insn = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 16));
@@ -115,7 +130,7 @@ int main(int argc, char** argv) {
   const auto& probes = reader->probes();
   int entry_probes = 0, return_probes = 0;
   for (const auto& p : probes) {
-    (p.kind == ProbeKind::Entry ? entry_probes : return_probes)++;
+    (entry_side(p, o) ? entry_probes : return_probes)++;
     if (o.exits && p.kind == ProbeKind::Return) fail.add("probe ", p.index, " is a return probe, not an exit probe");
     if (o.exits && !p.frame) fail.add("probe ", p.index, " carries no stack pointer");
     if (!o.function.empty() && p.function != o.function)
@@ -158,8 +173,8 @@ int main(int argc, char** argv) {
     if (e.time < t.last_time) fail.add("tid ", e.tid, ": time goes back at event ", events);
     t.last_time = e.time;
     if (int il = value_index(p, "%lr"); il >= 0 && il < e.nvalues)
-      (p.kind == ProbeKind::Entry ? entry_lr : return_lr).insert(e.values[il]);
-    if (p.kind == ProbeKind::Entry) {
+      (entry_side(p, o) ? entry_lr : return_lr).insert(e.values[il]);
+    if (entry_side(p, o)) {
       entries++;
       int ix0 = value_index(p, "%x0"), ix1 = value_index(p, "%x1");
       if (o.values == "none") continue;

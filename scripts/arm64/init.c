@@ -13,7 +13,7 @@
  *                                             R: exit status (-1: killed at the time limit);
  *                                             E/L/K from uprof's summary line, C from the
  *                                             workload's "calls N" (-1 when not printed)
- *   ARM64-SCRIPT NAME: LINE                   for a case named args*: `uprof script` of its file,
+ *   ARM64-SCRIPT NAME: LINE                   for a case named args* or usdt*: `uprof script` of its file,
  *                                             run in the guest (the host compares its own)
  *   ARM64-DATA NAME SIZE                      then the data file in base64, 76 chars a line:
  *   ARM64-B64 NAME BASE64
@@ -262,7 +262,7 @@ int main(void) {
       char path[256];
       snprintf(path, sizeof path, "/tmp/%s.data", fields[0]);
       run_case(fields[0], fields + 1, n - 1, path);
-      if (!strncmp(fields[0], "args", 4)) run_script(fields[0], path);
+      if (!strncmp(fields[0], "args", 4) || !strncmp(fields[0], "usdt", 4)) run_script(fields[0], path);
       print_base64(fields[0], path);
       unlink(path);  /* keep the initramfs's memory small */
     }

@@ -74,10 +74,11 @@ int cmd_record(int argc, char** argv) {
       "       uprof record -e SPEC -p PID [--duration SEC]\n\n"
       "Runs CMD (or attaches to PID) with an entry and a return probe on every function the specs name,\n"
       "and writes every hit to a data file for 'uprof report'.\n\n"
-      "SPEC: FUNC[%return] [VALUE...], e.g. 'add', 'add(a)', 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF\n"
-      "VALUE: a parameter's name, $params, $retval (typed by DWARF when there is debug info),\n"
-      "       %REG, $argN, $stackN, $comm; NAME=VALUE to name it. With no VALUE, every parameter and the\n"
-      "       return value DWARF describes are captured\n\n"
+      "SPEC: FUNC[%return] [VALUE...], e.g. 'add', 'add(a)', 'add %di %si $retval', 'libc:malloc', 'sql*', BIN:0xOFF,\n"
+      "      usdt:[BIN:]PROVIDER:NAME (a USDT probe: 'usdt:python:gc__*')\n"
+      "VALUE: a parameter's name, p->member, $params, $retval (typed by DWARF when there is debug info),\n"
+      "       %REG, $argN, $stackN, $comm, @GLOBAL, +OFF(VALUE), VALUE:string; NAME=VALUE to name it. With no\n"
+      "       VALUE, every parameter and the return value DWARF describes (a USDT probe: its arguments)\n\n"
       "options");
   opts.add_options()("help,h", "show this help")(
       "event,e", po::value<std::vector<std::string>>()->composing(), "probe spec; repeatable")(

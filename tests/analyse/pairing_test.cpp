@@ -39,14 +39,19 @@ struct Paired {
   PairingCounts counts;
 };
 
-Paired pair(const std::vector<Event>& events, bool finish = true, std::vector<uint64_t> hit_costs = {}) {
-  const ProbeFunctions functions = group_probes(table());
+Paired pair_with(const std::vector<ProbeInfo>& probes, const std::vector<Event>& events, bool finish = true,
+                 std::vector<uint64_t> hit_costs = {}) {
+  const ProbeFunctions functions = group_probes(probes);
   Pairer pairer(functions, hit_costs);
   Paired run;
   for (const Event& e : events) pairer.add(e, run.sink);
   if (finish) pairer.finish(run.sink);
   run.counts = pairer.counts();
   return run;
+}
+
+Paired pair(const std::vector<Event>& events, bool finish = true, std::vector<uint64_t> hit_costs = {}) {
+  return pair_with(table(), events, finish, std::move(hit_costs));
 }
 
 TEST(Pairing, PlainCallsCarryDurationsAndValues) {
@@ -407,18 +412,11 @@ TEST(Pairing, RandomProgramsPairExactlyAndAccountForEveryEntry) {
 // Python's function pair, keyed by $arg1 and $arg2 (file and function name: here 1/2
 // for fib, 1/3 for main) with the line as $arg3; then an unkeyed start/done pair.
 Paired pair_usdt(const std::vector<Event>& events) {
-  const ProbeFunctions functions = group_probes(std::vector<ProbeInfo>{
-      test::usdt_probe(0, "python:function__entry", 0x100, {"$arg1", "$arg2", "$arg3"}, 0b011),
-      test::usdt_probe(1, "python:function__return", 0x200, {"$arg1", "$arg2", "$arg3"}, 0b011),
-      test::usdt_probe(2, "fx:work__start", 0x300, {"$arg1"}),
-      test::usdt_probe(3, "fx:work__done", 0x400, {"$arg1"}),
-  });
-  Pairer pairer(functions, {});
-  Paired run;
-  for (const Event& e : events) pairer.add(e, run.sink);
-  pairer.finish(run.sink);
-  run.counts = pairer.counts();
-  return run;
+  return pair_with({test::usdt_probe(0, "python:function__entry", 0x100, {"$arg1", "$arg2", "$arg3"}, 0b011),
+                    test::usdt_probe(1, "python:function__return", 0x200, {"$arg1", "$arg2", "$arg3"}, 0b011),
+                    test::usdt_probe(2, "fx:work__start", 0x300, {"$arg1"}),
+                    test::usdt_probe(3, "fx:work__done", 0x400, {"$arg1"})},
+                   events);
 }
 
 // python3.11 fires function__return for every return but function__entry for few

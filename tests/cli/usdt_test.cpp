@@ -45,11 +45,12 @@ TEST_P(Usdt, FixtureArgumentsAndSemaphoreAtO0AndO2) {
     const std::string program = fixture("x86_64", std::string("usdt_") + opt);
     auto plain = run({program});
     ASSERT_EQ(plain.exit_code, 0);
-    EXPECT_EQ(plain.out, "ticks traced: 0 of 3\n");  // nobody set the semaphore
+    EXPECT_EQ(plain.out, "ticks traced: 0 of 3\nwork traced: 0 of 3\n");  // nobody set the semaphores
     auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e",
                   "usdt:uprof_fx:tick", "-e", "usdt:uprof_fx:konst", "-e", "usdt:uprof_fx:pair", "--", program});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, "ticks traced: 3 of 3\n");  // the kernel set it while the probe was attached
+    // The kernel set tick's while the probe was attached, and no other.
+    EXPECT_EQ(r.out, "ticks traced: 3 of 3\nwork traced: 0 of 3\n");
     auto rec = test::load_recording(dir.file("u.data"));
     ASSERT_TRUE(rec.problems.empty());
     auto hits = hits_by_function(rec);
@@ -89,6 +90,7 @@ TEST_P(Usdt, StartDonePairIsCallsWithLatencies) {
   auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--pair-by", "arg1", "-o", dir.file("w.data"),
                 "-e", "usdt:uprof_fx:work__*", "--", program});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ticks traced: 0 of 3\nwork traced: 3 of 3\n");
   auto rep = run({uprof_binary(), "report", "--format", "csv", "--by", "$arg1", dir.file("w.data")});
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   auto json = run({uprof_binary(), "report", "--format", "json", dir.file("w.data")});
@@ -249,8 +251,8 @@ TEST_P(Usdt, BadSpecsAreRefusedBeforeTheWorkloadRuns) {
   const std::string in = "usdt:" + program + ":";
   for (const Case& c : std::vector<Case>{
            {in + "uprof_fx:nosuch", "uprof: spec: '" + in + "uprof_fx:nosuch': no USDT probe uprof_fx:nosuch in " +
-                                        program + " (there are 6: uprof_fx:tick, uprof_fx:konst, uprof_fx:plain, "
-                                        "uprof_fx:pair, uprof_fx:work__start, uprof_fx:work__done)\n"},
+                                        program + " (there are 6: uprof_fx:tick, uprof_fx:konst, uprof_fx:work__start, "
+                                        "uprof_fx:work__done, uprof_fx:plain, uprof_fx:pair)\n"},
            {in + "uprof_fx:tick $retval", "uprof: spec: value '$retval': the USDT probe uprof_fx:tick has no return value\n"},
            {in + "uprof_fx:tick $arg6", "uprof: spec: value '$arg6': the USDT probe uprof_fx:tick has 5 arguments\n"},
            {in + "uprof_fx:konst $arg1:string",
