@@ -207,6 +207,9 @@ xcc strings_O2 "$FX/strings.c" -g -O2
 limit 120
 fresh "$B/throw" "$FX/throw.cpp" "$0" || timeout "$LIMIT" aarch64-linux-gnu-g++ -o "$B/throw" "$FX/throw.cpp" -g -O2 \
   -fno-reorder-blocks-and-partition >>"$LOGS/fixtures.log" 2>&1 || fail "building the aarch64 throw fixture failed (see $LOGS/fixtures.log)"
+# USDT probes (sys/sdt.h as the test build copied it): a start/done pair with semaphores.
+xcc usdt_O0 "$FX/usdt.c" "$FX/usdt_nosem.c" -g -O0 -I"$BUILD/tests/fixtures/sdt-include"
+xcc usdt_O2 "$FX/usdt.c" "$FX/usdt_nosem.c" -g -O2 -I"$BUILD/tests/fixtures/sdt-include"
 xcc mytest "$SRC/examples/mytest.c" -g -O2
 xcc libfx.so.1 "$FX/libfx.c" -g -O2 -fPIC -shared -Wl,-soname,libfx.so.1
 fresh "$B/uselib" "$B/libfx.so.1" || rm -f "$B/uselib"

@@ -32,6 +32,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "uprof/store/data_file.h"
@@ -56,8 +57,8 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 }
 
 // The entry side of a call: an entry probe, or with --usdt a probe that is no pair's closing half.
-bool entry_side(const ProbeInfo& p, const Options& o) {
-  if (!o.usdt) return p.kind == ProbeKind::Entry;
+bool entry_side(const uprof::ProbeInfo& p, const Options& o) {
+  if (!o.usdt) return p.kind == uprof::ProbeKind::Entry;
   if (!p.usdt) return false;
   return !(ends_with(p.function, "__done") || ends_with(p.function, "__return") || ends_with(p.function, "__end"));
 }
