@@ -249,7 +249,7 @@ cases=(
   'exits|1000|--function outer(int) --values none --exits|-e|outer|--|/fx/throw|-1000'
   'args_O0|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O0'
   'args_O2|5|--values none|-e|f10|-e|f_pair|-e|f_big|-e|f_bool_char|-e|f_enum|--|/fx/args_O2'
-  'args_strings|8|--values none|-e|lookup|-e|measure|--|/fx/strings_O2|4'
+  'args_strings|12|--values none|-e|lookup|-e|measure|-e|visit @visits +0(@greeting):string|--|/fx/strings_O2|4'
   'usdt_O0|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O0'
   'usdt_O2|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O2'
 )
@@ -331,13 +331,14 @@ want_args=(
   'f_big(b={a=5, b=6, c=7, d=8, e=9}) = 35'
 )
 # Strings (tests/fixtures/strings.c with 4 keys): each key, the NULL and the bad pointer,
-# and 199 bytes cut at the default 64.
+# and 199 bytes cut at the default 64; globals read pc-relative (visit's 4th call).
 want_strings=(
   'lookup(key="key0", n=0) = 177'
   'lookup(key="key3", n=3) = 55'
   'lookup(key="hello, world", n=0) = 140'
   'measure(s=<unreadable>) = 0'
   'measure(s="'"$(printf 'x%.0s' $(seq 64))"'"...) = 1'
+  'visit(@visits=3, +0(@greeting)="hello, world")'
 )
 # USDT (tests/fixtures/usdt.c): work__start/work__done paired into calls of uprof_fx:work,
 # the argument read from [sp, 24] at -O0 and from x19 at -O2.
