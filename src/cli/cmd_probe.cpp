@@ -1,5 +1,6 @@
 // uprof probe: resolve specs without probing, or list a binary's functions.
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "command.h"
@@ -21,7 +22,8 @@ namespace uprof::cli {
 
 int cmd_probe(int argc, char** argv) {
   po::options_description opts(
-      "usage: uprof probe [--list | --list-usdt] BIN [SPEC... | PATTERN]\n\n"
+      "usage: uprof probe [--list | --list-usdt] BIN [SPEC... | PATTERN]\n"
+      "       uprof probe LIB:FUNC...      (specs that name their file: a library through ld.so.cache)\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
       "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
       "  uprof probe --list-usdt BIN    list BIN's USDT (SystemTap SDT) probes: offset, semaphore, arguments\n"
@@ -69,6 +71,14 @@ int cmd_probe(int argc, char** argv) {
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();
   auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  // `uprof probe libc:malloc`: no program, only specs that name their file (a library
+  // is then found through ld.so.cache, as with record -a).
+  if (std::error_code ec; !vm.count("list") && !vm.count("list-usdt") && !std::filesystem::exists(bin, ec)) {
+    if (auto first = parse_probe_spec(bin); first && !first->object.empty()) {
+      args.insert(args.begin(), bin);
+      bin.clear();
+    }
+  }
 
   if (vm.count("list-usdt")) {
     if (!args.empty()) return usage_error("probe", "--list-usdt takes one binary and nothing else");

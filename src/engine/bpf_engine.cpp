@@ -235,6 +235,7 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   Skel skel(uprof_capture__open());
   if (!skel) return err(libbpf_error("bpf engine: opening the embedded BPF object", errno));
   skel->rodata->follow_all = target.system_wide ? 1 : 0;
+  skel->rodata->self_tgid = static_cast<uint32_t>(::getpid());
   const long page = ::sysconf(_SC_PAGESIZE);
   const std::size_t ring =
       pow2_at_least((target.ring_pages ? target.ring_pages : kBpfDefaultRingPages) * static_cast<std::size_t>(page));

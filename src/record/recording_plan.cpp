@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "uprof/attach/workload.h"
 #include "uprof/record/site_placement.h"
@@ -31,6 +32,20 @@ Result<std::string> target_program(const RecordRequest& req) {
   return find_program(req.command.front());
 }
 
+// The files process `pid` maps, in the order /proc/PID/maps lists them, each once
+// ("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"); empty when it cannot be read.
+std::vector<std::string> mapped_files(int pid) {
+  std::vector<std::string> out;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    auto slash = line.find('/');
+    if (slash == std::string::npos || line.find(" (deleted)") != std::string::npos) continue;
+    std::string path = line.substr(slash);
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<RecordingPlan> plan_recording(RecordRequest request) {
@@ -38,6 +53,7 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   RecordingPlan plan;
   UPROF_ASSIGN(plan.target, target_program(request));
 
+  if (request.attach_pid > 0) request.resolve.mapped_files = mapped_files(request.attach_pid);
   Resolver resolver(request.resolve);
   TypedValueResolver dwarf;
   std::vector<ResolvedProbe> resolved;

@@ -122,6 +122,7 @@ class Searcher {
   Arch arch() const { return arch_; }
   const std::vector<LdCacheEntry>& cache() const { return cache_; }
   const std::string& cache_error() const { return cache_error_; }
+  const std::vector<std::string>& dirs() const { return dirs_; }
 
   // Where the DT_NEEDED `name` of objs[who] is found, and the opened file.
   std::optional<std::pair<std::string, ElfFile>> find(const std::string& name,
@@ -255,6 +256,15 @@ bool starts_with_then_dot_or_end(std::string_view s, std::string_view prefix) {
   return s.starts_with(prefix) && (s.size() == prefix.size() || s[prefix.size()] == '.');
 }
 
+// ld.so.cache's entries for `name`, of the searcher's architecture, that exist.
+std::vector<Candidate> cache_candidates(const Searcher& s, std::string_view name) {
+  std::vector<Candidate> from_cache;
+  for (auto& e : s.cache())
+    if (library_name_matches(e.soname, name) && file_id(e.path))
+      from_cache.push_back({e.soname, e.path, e.soname == name});
+  return best_candidates(std::move(from_cache));
+}
+
 }  // namespace
 
 std::vector<std::string> default_library_dirs(Arch arch) {
@@ -314,11 +324,7 @@ Result<std::string> find_library(const ElfFile& target, std::string_view name,
   }
 
   // 2. Anything ldconfig knows for this architecture.
-  std::vector<Candidate> from_cache;
-  for (auto& e : s.cache())
-    if (library_name_matches(e.soname, name) && file_id(e.path))
-      from_cache.push_back({e.soname, e.path, e.soname == name});
-  auto cs = best_candidates(std::move(from_cache));
+  auto cs = cache_candidates(s, name);
   if (cs.size() == 1) return cs[0].path;
   if (cs.size() > 1) return ambiguous(cs);
 
@@ -327,6 +333,29 @@ Result<std::string> find_library(const ElfFile& target, std::string_view name,
                " (looked in its DT_NEEDED libraries; could not read ", s.cache_error(), ")");
   return err("spec: library '", name, "' not found for ", target.path(),
              " (looked in its DT_NEEDED libraries and ", opts.ld_so_cache, ")");
+}
+
+Result<std::string> find_system_library(std::string_view name, Arch arch, const LibrarySearchOptions& opts) {
+  if (name.empty()) return err("spec: empty library name");
+  if (name.find('/') != std::string_view::npos) {
+    std::error_code ec;
+    if (fs::exists(fs::path(name), ec)) return std::string(name);
+    return err("spec: library '", name, "' does not exist");
+  }
+  Searcher s(arch, opts);
+  auto cs = cache_candidates(s, name);
+  if (cs.size() == 1) return cs[0].path;
+  if (cs.size() > 1)
+    return err("spec: library '", name, "' is ambiguous: ", list_candidates(cs), "; give the soname or a path");
+  // Not in the cache: an exact soname in the default directories, as the loader looks last.
+  for (const auto& dir : s.dirs())
+    if (auto f = open_for_arch(join_path(dir, name), arch)) return join_path(dir, name);
+  if (!s.cache_error().empty())
+    return err("spec: library '", name, "' not found (could not read ", s.cache_error(), ")");
+  std::string dirs;
+  for (const auto& d : s.dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+  return err("spec: library '", name, "' not found for ", arch_info(arch).name, " (looked in ", opts.ld_so_cache,
+             " and ", dirs, ")");
 }
 
 }  // namespace uprof

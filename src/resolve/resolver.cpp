@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "uprof/resolve/global_values.h"
@@ -71,6 +72,15 @@ Error ifunc_error(const Image& img, const Function& f) {
   return Error{os.str()};
 }
 
+// The first line of `path` when it starts with "#!" (a script), else nullopt.
+std::optional<std::string> script_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.rfind("#!", 0) != 0) return std::nullopt;
+  if (line.size() > 80) line = line.substr(0, 77) + "...";
+  return line;
+}
+
 }  // namespace
 
 Result<const Image*> Resolver::image(const std::string& path) {
@@ -87,14 +97,22 @@ Result<const Image*> Resolver::image(const std::string& path) {
 
 Result<std::string> Resolver::object_path(const std::string& object, const std::string& target) {
   namespace fs = std::filesystem;
+  // A workload that is a script (a pyenv shim, a shell wrapper) runs some other ELF
+  // file: its functions cannot be named, but a library's can, found as without a program.
+  const std::optional<std::string> script = target.empty() ? std::nullopt : script_line(target);
   if (object.empty()) {
     if (target.empty()) return err("spec: no program to resolve the function in: name it as BIN:FUNC");
+    if (script)
+      return err("spec: ", target, " is a script (", *script, "), not an ELF file: name the program it runs as ",
+                 "BIN:FUNC, or probe a library as LIB:FUNC");
     return target;
   }
   std::error_code ec;
   if (object.find('/') != std::string::npos || fs::exists(object, ec)) return object;
   if (!target.empty() && fs::path(target).filename() == object) return target;
-  if (target.empty()) return err("spec: library '", object, "' needs a program to be looked up for");
+  for (const std::string& mapped : opts_.mapped_files)
+    if (library_name_matches(fs::path(mapped).filename().string(), object)) return mapped;
+  if (target.empty() || script) return find_system_library(object, host_arch(), opts_.libraries);
   UPROF_ASSIGN(const Image* t, image(target));
   return find_library(t->elf, object, opts_.libraries);
 }

@@ -203,6 +203,22 @@ TEST_P(Record, SystemWideSeesEveryProcessRunningTheCode) {
   EXPECT_EQ(counts, (std::multiset<int>{200, 300}));
 }
 
+// -a on a function uprof itself calls (libc's malloc): uprof's own calls are not
+// followed, so draining the records makes no new ones (the BPF engine's drain once
+// never ended, and uprof ran out of memory). Bounded here, so a regression fails fast.
+TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  auto r = test::run_shell("ulimit -v 4000000; timeout 60 " + uprof_binary() + " record --engine " + GetParam() +
+                           " -a --entry-only -o " + dir.file("m.data") +
+                           " -e libc:malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rec = load(dir.file("m.data"));
+  ASSERT_TRUE(rec.trailer);
+  EXPECT_GT(rec.samples.size(), 0u);
+  EXPECT_EQ(rec.trailer->lost, 0u);
+}
+
 // Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background
 // (quiet) and returns once the workload has written its pid file.
 pid_t start_background_record(const std::string& engine, const std::string& out, const std::string& mode,

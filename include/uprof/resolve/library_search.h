@@ -57,6 +57,11 @@ std::vector<NeededLibrary> needed_libraries(const ElfFile& target,
 Result<std::string> find_library(const ElfFile& target, std::string_view name,
                                  const LibrarySearchOptions& opts = {});
 
+// What a library name means with no program to ask (`uprof probe libc:malloc`,
+// `record -a`, a workload that is a script): ld.so.cache's entries of `arch`, then an
+// exact soname in the default directories. Errors as find_library's, without a program.
+Result<std::string> find_system_library(std::string_view name, Arch arch, const LibrarySearchOptions& opts = {});
+
 // True when the soname `soname` is what the short name `name` means (the
 // matching rule of find_library, exposed for listing candidates).
 bool library_name_matches(std::string_view soname, std::string_view name);

@@ -23,6 +23,9 @@ struct ResolveOptions {
   LibrarySearchOptions libraries;
   // --force: take FUNC+OFF as given even where it is not an instruction boundary.
   bool force_offset = false;
+  // -p PID: the files the process maps (/proc/PID/maps). A library spec names the one
+  // it loaded, dlopen'ed ones included, before the program's DT_NEEDED are searched.
+  std::vector<std::string> mapped_files{};
 };
 
 class Resolver {

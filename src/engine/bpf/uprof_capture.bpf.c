@@ -16,6 +16,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile __u32 follow_all = 0;        /* -a: every process */
+/* uprof itself, never followed: with -a on a function uprof calls too (libc:malloc),
+ * each record it drains would make another, and the drain would never end. */
+const volatile __u32 self_tgid = 0;
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader when this much waits */
 
 /* Set by user space once every probe is attached, cleared before they are detached:
@@ -227,6 +230,7 @@ static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h) {
   __u64 id = bpf_get_current_pid_tgid();
   h->tgid = id >> 32;
   h->tid = (__u32)id;
+  if (h->tgid == self_tgid) return 0;
   if (!follow_all) {
     struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &h->tgid);
     if (!t || !t->active) return 0;
