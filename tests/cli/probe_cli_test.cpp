@@ -62,6 +62,23 @@ TEST(Cli, ProbeResolvesSpecs) {
   EXPECT_NE(ok.out.find("libfx.so.1"), std::string::npos);
 }
 
+// No program: specs that name a library are found through ld.so.cache.
+TEST(Cli, ProbeLibrarySpecsWithoutAProgram) {
+  auto r = run({uprof_binary(), "probe", "libc:malloc", "libz:crc32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines(r.out), 3) << r.out;
+  EXPECT_NE(r.out.find("libc.so.6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libz.so.1"), std::string::npos) << r.out;
+  auto nm = test::run_shell("nm -D /lib/x86_64-linux-gnu/libc.so.6 | awk '$3 ~ /^malloc(@|$)/ {print $1; exit}'");
+  ASSERT_EQ(nm.exit_code, 0);
+  const std::string addr = nm.out.substr(nm.out.find_first_not_of('0'), nm.out.find('\n') - nm.out.find_first_not_of('0'));
+  EXPECT_NE(r.out.find("0x" + addr), std::string::npos) << r.out << " (nm: " << addr << ")";
+  auto missing = run({uprof_binary(), "probe", "libnosuch:f"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(lines(missing.err), 1) << missing.err;
+  EXPECT_NE(missing.err.find("library 'libnosuch' not found"), std::string::npos) << missing.err;
+}
+
 TEST(Cli, ProbeListUsdtShowsEachProbeWithItsOffsetAndSemaphore) {
   for (const char* arch : {"x86_64", "arm64"}) {
     std::string bin = fixture(arch, "usdt_O2");

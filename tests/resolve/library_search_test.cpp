@@ -185,6 +185,33 @@ TEST(LibrarySearch, FallsBackToLdSoCache) {
   EXPECT_TRUE(same_file(*r, expected)) << *r << " vs " << expected;
 }
 
+// No program: a short name means what ldconfig -p lists for the architecture.
+TEST(LibrarySearch, WithoutAProgramLdSoCacheDecides) {
+  for (const char* name : {"libc", "libz", "libelf"}) {
+    SCOPED_TRACE(name);
+    auto p = test::run_shell(std::string("PATH=\"$PATH:/sbin:/usr/sbin\" ldconfig -p | grep -E '^\\s+") + name +
+                             "\\.so\\.[0-9]+ \\(libc6,x86-64\\)' | head -n 1");
+    if (p.out.empty()) GTEST_SKIP() << name << " is not in ld.so.cache";
+    std::string expected = p.out.substr(p.out.find(" => ") + 4);
+    expected.erase(expected.find_last_not_of("\n ") + 1);
+    auto r = find_system_library(name, Arch::X86_64);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(same_file(*r, expected)) << *r << " vs " << expected;
+  }
+  // An exact soname not in the cache is looked for in the default directories.
+  LibrarySearchOptions no_cache{.ld_so_cache = "/nonexistent/ld.so.cache", .default_dirs = {}};
+  auto c = find_system_library("libc.so.6", Arch::X86_64, no_cache);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(same_file(*c, "/lib/x86_64-linux-gnu/libc.so.6"));
+  auto none = find_system_library("libnosuch", Arch::X86_64);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message.rfind("spec: library 'libnosuch' not found for x86_64 (looked in /etc/ld.so.cache and "
+                                       "/lib/x86_64-linux-gnu, ",
+                                       0),
+            0u)
+      << none.error().message;
+}
+
 TEST(LibrarySearch, PathsAreTakenAsGiven) {
   auto f = open_elf(fixture("x86_64", "uselib"));
   std::string lib = fixture("x86_64", "libfx.so.1");
