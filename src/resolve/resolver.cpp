@@ -27,8 +27,37 @@ const char* bind_name(uint8_t b) {
   return b == STB_GLOBAL ? "global" : b == STB_WEAK ? "weak" : b == STB_LOCAL ? "local" : "other";
 }
 
-Error no_symbol(const Image& img, const FunctionRef& ref) {
+// When `name` is imported by `img` (an undefined dynamic symbol), the library among
+// its DT_NEEDED that defines it: "libc.so.6" at "/lib/x86_64-linux-gnu/libc.so.6".
+std::optional<NeededLibrary> importer_of(const Image& img, const std::string& name, const LibrarySearchOptions& libs) {
+  const auto symbols = img.elf.symbols();
+  if (std::none_of(symbols.begin(), symbols.end(),
+                   [&](const ElfSymbol& s) { return s.name == name && s.shndx == SHN_UNDEF && s.from_dynsym; }))
+    return std::nullopt;
+  for (const NeededLibrary& lib : needed_libraries(img.elf, libs)) {
+    if (lib.path.empty()) continue;
+    auto elf = ElfFile::open(lib.path);
+    if (!elf) continue;
+    for (const ElfSymbol& s : elf->symbols())
+      if (s.name == name && s.shndx != SHN_UNDEF && (s.type == STT_FUNC || s.type == STT_GNU_IFUNC)) return lib;
+  }
+  return NeededLibrary{.soname = "", .path = ""};
+}
+
+Error no_symbol(const Image& img, const FunctionRef& ref, const LibrarySearchOptions& libs) {
   std::ostringstream os;
+  if (!ref.is_glob && !ref.offset) {
+    if (auto lib = importer_of(img, ref.name, libs)) {
+      os << "elf: " << img.elf.path() << ": '" << ref.name << "' is imported, not defined there";
+      if (lib->soname.empty()) {
+        os << " (no library it needs defines it)";
+      } else {
+        const std::string short_name = lib->soname.substr(0, lib->soname.find(".so"));
+        os << ": it is " << lib->soname << "'s (" << lib->path << "): probe " << short_name << ":" << ref.name;
+      }
+      return Error{os.str()};
+    }
+  }
   os << "elf: " << img.elf.path() << ": no " << (ref.is_glob ? "function matches '" : "symbol '") << ref.name;
   if (ref.version) os << (ref.default_version_only ? "@@" : "@") << *ref.version;
   os << "'";
@@ -283,7 +312,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
       }
     }
   }
-  if (hits.empty()) return no_symbol(*img, ref);
+  if (hits.empty()) return no_symbol(*img, ref, opts_.libraries);
   if (!ref.is_glob && hits.size() > 1) return ambiguous(*img, spec, hits);
 
   std::vector<ResolvedProbe> out;

@@ -52,9 +52,13 @@ TEST(Cli, ProbeListShowsEveryFunctionWithItsOffset) {
 TEST(Cli, ProbeResolvesSpecs) {
   std::string bin = fixture("x86_64", "uselib");
   auto r = run({uprof_binary(), "probe", bin, "main", "libfx:fx_lib_add", "fx_lib_twice%return"});
-  // fx_lib_twice is not in uselib itself: the whole command fails on that spec.
+  // fx_lib_twice is not in uselib itself, which imports it from libfx: the whole
+  // command fails on that spec, saying which spec would name it.
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "uprof: elf: " + bin + ": no symbol 'fx_lib_twice'\n");
+  EXPECT_EQ(r.err, "uprof: elf: " + bin + ": 'fx_lib_twice' is imported, not defined there: it is libfx.so.1's (" +
+                       fixture("x86_64", "libfx.so.1") + "): probe libfx:fx_lib_twice\n");
+  auto none = run({uprof_binary(), "probe", bin, "fx_lib_nosuch"});
+  EXPECT_EQ(none.err, "uprof: elf: " + bin + ": no symbol 'fx_lib_nosuch'\n");
   auto ok = run({uprof_binary(), "probe", bin, "main", "libfx:fx_lib_add", "libfx:fx_lib_twice%return"});
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(lines(ok.out), 4);
