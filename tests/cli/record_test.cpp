@@ -205,14 +205,27 @@ TEST_P(Record, SystemWideSeesEveryProcessRunningTheCode) {
 
 // -a on a function uprof itself calls (libc's malloc): uprof's own calls are not
 // followed, so draining the records makes no new ones (the BPF engine's drain once
-// never ended, and uprof ran out of memory). Bounded here, so a regression fails fast.
+// never ended, and uprof ran out of memory). Bounded here, so a regression fails fast:
+// a watchdog reads uprof's resident size every 50 ms and kills it above 2 GiB or after
+// 60 s (not `ulimit -v`, which the sanitized build's shadow-memory reservation cannot
+// live under).
 TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = test::run_shell("ulimit -v 4000000; timeout 60 " + uprof_binary() + " record --engine " + GetParam() +
-                           " -a --entry-only -o " + dir.file("m.data") +
-                           " -e libc:malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string cmd = uprof_binary() + " record --engine " + GetParam() + " -a --entry-only -o " +
+                          dir.file("m.data") + " -e libc:malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'";
+  auto r = test::run_shell(cmd +
+                           " & p=$!; peak=0; n=0\n"
+                           "while :; do\n"
+                           "  st=$(awk '/^State/ {print $2}' /proc/$p/status 2>/dev/null); [ \"${st:-Z}\" = Z ] && break\n"
+                           "  kb=$(awk '/^VmRSS/ {print $2}' /proc/$p/status 2>/dev/null); kb=${kb:-0}\n"
+                           "  [ \"$kb\" -gt \"$peak\" ] && peak=$kb\n"
+                           "  [ \"$kb\" -gt 2097152 ] && { echo \"uprof grew to $kb kB: killed\" >&2; kill -9 $p; }\n"
+                           "  n=$((n + 1)); [ $n -gt 1200 ] && { echo 'uprof ran 60 s: killed' >&2; kill -9 $p; }\n"
+                           "  sleep 0.05\n"
+                           "done\n"
+                           "wait $p; rc=$?; echo \"peak $peak kB\"; exit $rc");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto rec = load(dir.file("m.data"));
   ASSERT_TRUE(rec.trailer);
   EXPECT_GT(rec.samples.size(), 0u);
