@@ -312,6 +312,16 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
       }
     }
   }
+  // A `.cold` fragment (the code gcc moved out of the function: `inner.cold`) is
+  // entered by a jump from the function, never called: it is no entry point, so it
+  // makes no spec ambiguous and no glob probes it, unless the spec names it.
+  auto cold = [](const Function* f) {
+    const std::string& n = f->name();
+    const auto at = n.find(".cold");
+    return at != std::string::npos && (at + 5 == n.size() || n[at + 5] == '.');
+  };
+  if (ref.name.find(".cold") == std::string::npos && std::any_of(hits.begin(), hits.end(), [&](auto* f) { return !cold(f); }))
+    hits.erase(std::remove_if(hits.begin(), hits.end(), cold), hits.end());
   if (hits.empty()) return no_symbol(*img, ref, opts_.libraries);
   if (!ref.is_glob && hits.size() > 1) return ambiguous(*img, spec, hits);
 

@@ -80,6 +80,25 @@ struct FixtureCase {
 
 class ResolverOnFixture : public ::testing::TestWithParam<FixtureCase> {};
 
+// gcc split inner's throw path into inner.cold: a fragment jumped to, never called.
+// "inner" means the function; the fragment is probed only when named.
+TEST(Resolver, ColdFragmentsAreNoEntryPoints) {
+  const std::string bin = fixture("x86_64", "throw_split");
+  Resolver r;
+  auto one = r.resolve(*parse_probe_spec("inner"), bin);
+  ASSERT_TRUE(one) << one.error().message;
+  ASSERT_EQ(one->size(), 1u);
+  auto nm = test::run_shell("nm " + bin + " | awk '$3 == \"_Z5inneri\" {print $1}'");
+  EXPECT_EQ(one->front().vaddr, std::stoull(nm.out, nullptr, 16));
+  auto glob = r.resolve(*parse_probe_spec("*inner*"), bin);
+  ASSERT_TRUE(glob) << glob.error().message;
+  EXPECT_EQ(glob->size(), 1u);
+  auto named = r.resolve(*parse_probe_spec("_Z5inneri.cold"), bin);
+  ASSERT_TRUE(named) << named.error().message;
+  ASSERT_EQ(named->size(), 1u);
+  EXPECT_NE(named->front().vaddr, one->front().vaddr);
+}
+
 TEST_P(ResolverOnFixture, OffsetsMatchSectionBytesAndNm) {
   const auto& c = GetParam();
   std::string path = fixture(c.arch, c.name);
