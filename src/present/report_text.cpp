@@ -197,8 +197,8 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
               "(--compensate takes them off)");
     if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
         cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
-      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
-              format_duration(cost) + " per call): the probe dominates what is measured");
+      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probes' own cost (+" +
+              format_duration(cost) + " a call, as record said): the probe dominates what is measured");
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");
