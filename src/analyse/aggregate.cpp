@@ -53,12 +53,17 @@ uint64_t GroupStats::unmatched_total() const {
   return n;
 }
 
+bool GroupStats::compensation_hides(double percent) const {
+  return below_compensation && latency.count() && nearest_rank(percent, latency.count()) <= below_compensation;
+}
+
 void GroupStats::merge(const GroupStats& other) {
   calls += other.calls;
   latency.merge(other.latency);
   if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
   calls_spanning_loss += other.calls_spanning_loss;
   nested_probe_ns += other.nested_probe_ns;
+  below_compensation += other.below_compensation;
   for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
   for (std::size_t i = 0; i < values.size() && i < other.values.size(); ++i) values[i].merge(other.values[i]);
 }
@@ -204,6 +209,7 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
   ++g.calls;
   uint64_t comp = options_.compensate ? options_.compensation_for(c.function) + c.nested_probe_ns : 0;
   uint64_t d = c.duration > comp ? c.duration - comp : 0;
+  g.below_compensation += comp && c.duration <= comp;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;

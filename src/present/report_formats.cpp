@@ -105,12 +105,18 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
       w.field("count", h.count());
       w.field("total", h.total());
       w.field("mean", h.mean());
-      w.field("min", h.min());
-      w.field("p50", h.percentile(50));
-      w.field("p90", h.percentile(90));
-      w.field("p99", h.percentile(99));
-      w.field("p99_9", h.percentile(99.9));
-      w.field("max", h.max());
+      // null where --compensate took everything off the calls at that rank (below_compensation).
+      auto pct = [&](const char* name, double p) {
+        w.key(name);
+        if (g.compensation_hides(p)) w.null();
+        else w.value(h.percentile(p));
+      };
+      pct("min", 0);
+      pct("p50", 50);
+      pct("p90", 90);
+      pct("p99", 99);
+      pct("p99_9", 99.9);
+      pct("max", 100);
       w.field("relative_error", LatencyHistogram::kRelativeError);
       w.key("log2");
       histogram_json(w, h.log2_buckets());
@@ -133,6 +139,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
       w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
     w.end_object();
     w.field("calls_spanning_loss", g.calls_spanning_loss);
+    w.field("below_compensation", g.below_compensation);
     w.field("nested_probe_ns", g.nested_probe_ns);
     w.key("values");
     w.begin_array();
@@ -183,9 +190,10 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
     const auto& h = g.latency;
     os << csv_field(f.name) << "," << csv_field(group_label(m, g)) << "," << g.pid << "," << g.tid << "," << g.calls;
     if (f.paired() && h.count()) {
-      os << "," << h.total() << "," << static_cast<uint64_t>(h.mean() + 0.5) << "," << h.min() << ","
-         << h.percentile(50) << "," << h.percentile(90) << "," << h.percentile(99) << "," << h.percentile(99.9) << ","
-         << h.max();
+      // An empty cell where --compensate took everything off the calls at that rank.
+      auto pct = [&](double p) { return g.compensation_hides(p) ? std::string() : std::to_string(h.percentile(p)); };
+      os << "," << h.total() << "," << static_cast<uint64_t>(h.mean() + 0.5) << "," << pct(0) << "," << pct(50) << ","
+         << pct(90) << "," << pct(99) << "," << pct(99.9) << "," << pct(100);
     } else {
       os << ",,,,,,,,";
     }

@@ -161,11 +161,11 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     const FunctionInfo& f = m.functions.functions[g.function];
     const auto& h = g.latency;
     if (f.paired() && h.count()) {
+      // A percentile among the calls --compensate took everything off is no figure: '-'.
+      auto pct = [&](double p) { return g.compensation_hides(p) ? std::string("-") : format_duration(h.percentile(p)); };
       t.add_row({group_label(m, g), with_commas(g.calls), format_duration(h.total()),
-                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), format_duration(h.min()),
-                 format_duration(h.percentile(50)), format_duration(h.percentile(90)),
-                 format_duration(h.percentile(99)), format_duration(h.percentile(99.9)), format_duration(h.max()),
-                 with_commas(g.unmatched_total())});
+                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), pct(0), pct(50), pct(90), pct(99), pct(99.9),
+                 pct(100), with_commas(g.unmatched_total())});
     } else {
       t.add_row({group_label(m, g), with_commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
                  f.paired() ? with_commas(g.unmatched_total()) : "-"});
@@ -188,6 +188,15 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         if (g.unmatched[r])
           os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
+    if (g.below_compensation) {
+      char share[16];
+      std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(g.below_compensation) /
+                                                     static_cast<double>(std::max<uint64_t>(g.latency.count(), 1)));
+      section("  note: --compensate is unreliable here: it took more than the whole call off " +
+              with_commas(g.below_compensation) + " of " + with_commas(g.latency.count()) + " calls (" + share +
+              "), whose own time is below what uprof can tell apart from the probes' (their cost varies by more "
+              "than that); percentiles among them show '-'");
+    }
     if (g.calls_spanning_loss)
       section("  " + with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
     // Probed calls inside: their probes' whole cost is in this function's durations.
@@ -196,7 +205,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
               format_duration(g.latency.total()) + " total: the probed callees' probes dominate what is measured "
               "(--compensate takes them off)");
     if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
-        cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
+        cost && g.latency.count() && !g.compensation_hides(50) && g.latency.percentile(50) < 10 * cost)
       section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probes' own cost (+" +
               format_duration(cost) + " a call, as record said): the probe dominates what is measured");
     if (o.histograms && g.latency.count()) {

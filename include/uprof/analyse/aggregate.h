@@ -84,10 +84,17 @@ struct GroupStats {
   std::optional<LinearHistogram> linear{};
   uint64_t calls_spanning_loss = 0;    // paired across lost events: may be mis-paired
   uint64_t nested_probe_ns = 0;        // what the probe hits inside its calls cost (Call::nested_probe_ns)
+  // --compensate: calls it took more than their whole duration off (recorded as 0). Their
+  // own time is below what can be told apart from the probes', whose cost varies by more.
+  uint64_t below_compensation = 0;
   std::array<uint64_t, kUnmatchedReasons> unmatched{};
   std::vector<ValueStats> values{};    // one per FunctionInfo::values, same order
 
   uint64_t unmatched_total() const;
+  // --compensate: whether percentile `percent` of `latency` falls among the calls it took
+  // everything off (below_compensation, the smallest recorded): then it is no measurement,
+  // and the report shows none (p50 of 100 calls with 60 such is; p99 is not).
+  bool compensation_hides(double percent) const;
   // Adds `other`'s counts (its keys are not compared: merging is how totals are made).
   void merge(const GroupStats& other);
 };
