@@ -75,7 +75,7 @@ struct GroupStats {
   uint32_t function = 0;
   uint32_t pid = 0;                    // GroupBy::Process and ::Thread; 0 otherwise
   uint32_t tid = 0;                    // GroupBy::Thread; 0 otherwise
-  std::string comm{};                  // GroupBy::Thread: the thread's name when first seen
+  std::string comm{};                  // GroupBy::Thread: the thread's name at its calls (a new name starts a new group)
   bool has_by_value = false;           // false: no --by, or the call did not capture it
   bool other_values = false;           // the values past max_value_groups
   uint64_t by_value = 0;               // normalised
@@ -122,6 +122,10 @@ class Aggregator final : public EventSink {
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
                     std::string_view comm);
   GroupStats make_group(uint32_t function) const;
+  // GroupBy::Thread: the tid with the thread's generation above it. A thread that takes
+  // a new name (exec, prctl) or whose tid another process reuses starts a new
+  // generation, so its calls after that are a group of their own, with that name.
+  uint32_t thread_id(uint32_t pid, uint32_t tid, std::string_view comm);
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
   void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const;
 
@@ -141,6 +145,13 @@ class Aggregator final : public EventSink {
   FlatIndex::Key last_key_{};
   uint32_t last_group_ = UINT32_MAX;
   uint32_t value_groups_ = 0;
+  struct ThreadGeneration {
+    uint32_t pid = 0;
+    uint32_t generation = 0;
+    std::string comm;
+  };
+  std::vector<ThreadGeneration> thread_generations_;
+  FlatIndex thread_generation_index_;        // tid -> thread_generations_
 };
 
 }  // namespace uprof
