@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "uprof/analyse/duration_format.h"
+#include "uprof/present/text_histogram.h"
 #include "uprof/present/text_table.h"
 #include "uprof/util/thousands.h"
 
@@ -19,28 +20,6 @@ std::string join_command(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
   return s;
-}
-
-void render_histogram(std::ostringstream& os, const std::vector<HistBucket>& buckets, std::size_t width,
-                      uint64_t underflow, uint64_t overflow, std::optional<uint64_t> lo,
-                      std::optional<uint64_t> hi) {
-  uint64_t maxc = 0;
-  for (const auto& b : buckets) maxc = std::max(maxc, b.count);
-  maxc = std::max({maxc, underflow, overflow});
-  std::vector<std::pair<std::string, uint64_t>> rows;
-  if (lo && underflow) rows.emplace_back(format_underflow_label(*lo), underflow);
-  for (const auto& b : buckets) rows.emplace_back(format_bucket_label(b.lo, b.hi), b.count);
-  if (hi && overflow) rows.emplace_back(format_overflow_label(*hi), overflow);
-  std::size_t lw = 0, cw = 0;
-  for (auto& [l, c] : rows) {
-    lw = std::max(lw, l.size());
-    cw = std::max(cw, std::to_string(c).size());
-  }
-  for (auto& [l, c] : rows) {
-    std::string cs = std::to_string(c);
-    os << "  " << l << std::string(lw - l.size() + 2, ' ') << std::string(cw - cs.size(), ' ') << cs << " "
-       << format_bar(c, maxc, width) << "\n";
-  }
 }
 
 }  // namespace
@@ -212,10 +191,10 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
       if (g.linear) {
         section("  latency (linear):");
         const auto& lin = *g.linear;
-        render_histogram(os, lin.buckets(), o.bar_width, lin.underflow(), lin.overflow(), lin.spec().min, lin.spec().max);
+        render_text_histogram(os, lin.buckets(), o.bar_width, lin.underflow(), lin.overflow(), lin.spec().min, lin.spec().max);
       } else {
         section("  latency (log2):");
-        render_histogram(os, g.latency.log2_buckets(), o.bar_width, 0, 0, std::nullopt, std::nullopt);
+        render_text_histogram(os, g.latency.log2_buckets(), o.bar_width);
       }
     }
     if (o.values) {

@@ -11,6 +11,7 @@
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
+#include "uprof/store/data_file.h"
 
 namespace uprof {
 namespace {
@@ -50,6 +51,8 @@ std::vector<std::string> mapped_files(int pid) {
 
 Result<RecordingPlan> plan_recording(RecordRequest request) {
   if (request.specs.empty()) return err("record: no probe given (-e SPEC)");
+  // A bad -o is refused first: before anything is resolved, measured or run.
+  UPROF_TRY(check_output_path(request.output));
   RecordingPlan plan;
   UPROF_ASSIGN(plan.target, target_program(request));
 

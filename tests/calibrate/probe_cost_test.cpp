@@ -104,6 +104,13 @@ TEST(ProbeCost, CachePath) {
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/home/u", false), "/tmp/xdg/uprof/probe-cost-6.18.0");
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/root", true), "/tmp/xdg/uprof/probe-cost-6.18.0");
   EXPECT_EQ(probe_cost_cache_path("6.18.0", nullptr, "/root", true), "/var/cache/uprof/probe-cost-6.18.0");
+  // A user reads root's figures after its own; an XDG_CACHE_HOME is the only place.
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", nullptr, "/home/u", false),
+            (std::vector<std::string>{"/home/u/.cache/uprof/probe-cost-6.18.0", "/var/cache/uprof/probe-cost-6.18.0"}));
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", nullptr, "/root", true),
+            (std::vector<std::string>{"/var/cache/uprof/probe-cost-6.18.0"}));
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", "/tmp/xdg", "/home/u", false),
+            (std::vector<std::string>{"/tmp/xdg/uprof/probe-cost-6.18.0"}));
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "", "/home/u", false), "/home/u/.cache/uprof/probe-cost-6.18.0");
 }
 

@@ -242,6 +242,35 @@ TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
   for (const Event& e : rec.samples) ASSERT_NE(e.pid, self);
 }
 
+// Without CAP_SYS_ADMIN no uprobe can go on: record says so in one line, before it
+// chooses an engine, measures probe costs or starts the workload.
+TEST(RecordPrivilege, WithoutRootOneLineAndNothingRuns) {
+  UPROF_REQUIRE_ROOT();  // to become someone else
+  const std::string out = "/tmp/uprof-nobody-" + std::to_string(getpid()) + ".data";
+  auto r = test::run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups env XDG_CACHE_HOME=/tmp/uprof-nobody-cache " +
+                           uprof_binary() + " record -o " + out + " -e add -- " + fixture("x86_64", "workload") +
+                           " calls 3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");  // the workload never ran
+  EXPECT_EQ(r.err, "uprof: record: uprobes need root (CAP_SYS_ADMIN), which this process does not have: run "
+                   "'sudo uprof record ...'\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// A bad -o is refused before anything else happens.
+TEST(RecordOutput, ABadOutputPathIsRefusedFirst) {
+  auto missing = run({uprof_binary(), "record", "-o", "/nonexistent-dir/u.data", "-e", "add", "--",
+                      fixture("x86_64", "workload"), "calls", "3"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(missing.err, "uprof: store: /nonexistent-dir/u.data: the directory /nonexistent-dir does not exist\n");
+  test::TempDir dir;
+  auto directory = run({uprof_binary(), "record", "-o", dir.path(), "-e", "add", "--", fixture("x86_64", "workload"),
+                        "calls", "3"});
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_EQ(directory.err, "uprof: store: " + dir.path() + ": is a directory\n");
+}
+
 // Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background
 // (quiet) and returns once the workload has written its pid file.
 pid_t start_background_record(const std::string& engine, const std::string& out, const std::string& mode,
