@@ -242,6 +242,44 @@ TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
   for (const Event& e : rec.samples) ASSERT_NE(e.pid, self);
 }
 
+// -p of a process in another mount namespace, where a bind mount hides a different
+// copy of the program at the same path: uprof must probe the copy the process runs,
+// not the file that path names in uprof's namespace (which never runs: no hit).
+TEST_P(Record, AttachInAnotherMountNamespaceProbesTheFileItRuns) {
+  UPROF_REQUIRE_UPROBES();
+  if (test::run_shell("command -v unshare").exit_code != 0) GTEST_SKIP() << "no unshare(1) (util-linux)";
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("app"));
+  const std::string prog = dir.file("app/prog"), hidden_by = dir.file("other");
+  std::filesystem::copy_file(fixture("x86_64", "workload"), prog);       // what the path names here
+  std::filesystem::copy_file(fixture("x86_64", "workload"), hidden_by);  // what it names in there
+  const std::string pidfile = dir.file("pid");
+  pid_t child = fork();
+  if (child == 0) {
+    const std::string script = "mount --bind " + hidden_by + " " + prog + " && exec " + prog + " loop " + pidfile;
+    execl("/usr/bin/unshare", "unshare", "-m", "--propagation", "private", "sh", "-c", script.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  std::string pid;
+  std::ifstream(pidfile) >> pid;
+  // By the program's own name, and by the path as the process knows it.
+  for (const std::string& spec : {std::string("add"), prog + ":add"}) {
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", spec, "-p", pid,
+                  "--duration", "0.5"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("has a mount namespace or root of its own"), std::string::npos) << r.err;
+    auto rec = load(dir.file("u.data"));
+    auto [en, re] = entries_returns(rec);
+    EXPECT_GT(en, 50u) << spec;  // a call every 100 us for half a second
+    ASSERT_FALSE(rec.probes.empty());
+    EXPECT_EQ(rec.probes[0].path, "/proc/" + pid + "/root" + prog) << spec;
+  }
+  kill(child, SIGTERM);
+  waitpid(child, nullptr, 0);
+}
+
 // Without CAP_SYS_ADMIN no uprobe can go on: record says so in one line, before it
 // chooses an engine, measures probe costs or starts the workload.
 TEST(RecordPrivilege, WithoutRootOneLineAndNothingRuns) {
