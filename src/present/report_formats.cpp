@@ -9,14 +9,6 @@
 namespace uprof {
 namespace {
 
-// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
-// numbers anyway (JSON has no limit) and let readers choose.
-void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
-  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
-  else if (s.is_signed) w.value(static_cast<int64_t>(v));
-  else w.value(v);
-}
-
 void histogram_json(JsonWriter& w, const std::vector<HistBucket>& buckets) {
   w.begin_array();
   for (const auto& b : buckets) {
@@ -38,11 +30,15 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", kReportSchema);
-  w.key("recording");
+// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
+// numbers anyway (JSON has no limit) and let readers choose.
+void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
+  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
+  else if (s.is_signed) w.value(static_cast<int64_t>(v));
+  else w.value(v);
+}
+
+void recording_json(JsonWriter& w, const ReportModel& m) {
   w.begin_object();
   w.field("file", m.path);
   w.key("command");
@@ -72,6 +68,14 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
   for (const auto& p : m.problems) w.value(p);
   w.end_array();
   w.end_object();
+}
+
+std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", kReportSchema);
+  w.key("recording");
+  recording_json(w, m);
 
   w.key("functions");
   w.begin_array();

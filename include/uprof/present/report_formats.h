@@ -14,4 +14,11 @@ inline constexpr const char* kReportSchema = "uprof.report/1";
 std::string render_json_report(const ReportModel& m, const TextReportOptions& o);
 std::string render_csv_report(const ReportModel& m, const TextReportOptions& o);
 
+// Pieces shared by the other JSON documents (uprof diff's).
+class JsonWriter;
+// The "recording" object: the file, command, host, engine, counts, problems.
+void recording_json(JsonWriter& w, const ReportModel& m);
+// A captured value as its spec says: a signed or unsigned number, a string's bytes.
+void value_json(JsonWriter& w, uint64_t normalized, const ValueSpec& spec);
+
 }  // namespace uprof
