@@ -1,16 +1,26 @@
 #!/usr/bin/python3
 """Validates a JSON document (stdin) against a JSON Schema file: validate_json.py SCHEMA.
-Prints 'valid' or the first error; exit status 0 only when valid."""
+Prints 'valid' or the first error; exit status 0 only when valid.
+A schema may refer to the other schemas beside it by file name
+("report.schema.json#/properties/recording"): docs/diff.schema.json does."""
 import json
+import os
 import sys
 
 import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
-schema = json.load(open(sys.argv[1]))
+path = sys.argv[1]
+schema = json.load(open(path))
+folder = os.path.dirname(os.path.abspath(path))
+registry = Registry().with_resources(
+    (name, Resource.from_contents(json.load(open(os.path.join(folder, name))), default_specification=DRAFT202012))
+    for name in sorted(os.listdir(folder)) if name.endswith(".schema.json"))
 doc = json.load(sys.stdin)
-try:
-    jsonschema.validate(doc, schema)
-except jsonschema.ValidationError as e:
-    print("invalid: %s at %s" % (e.message, "/".join(str(p) for p in e.absolute_path)))
+validator = jsonschema.validators.validator_for(schema)(schema, registry=registry)
+error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+if error is not None:
+    print("invalid: %s at %s" % (error.message, "/".join(str(p) for p in error.absolute_path)))
     sys.exit(1)
 print("valid")

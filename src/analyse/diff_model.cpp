@@ -81,13 +81,26 @@ std::vector<BinaryPair> match_binaries(const ReportModel& a, const ReportModel& 
       if (!p.path.empty()) out.try_emplace(file_name(p.path), p.path, p.build_id);
     return out;
   };
-  const auto in_a = by_name(a), in_b = by_name(b);
+  auto in_a = by_name(a), in_b = by_name(b);
   std::vector<BinaryPair> out;
-  for (const auto& [name, pa] : in_a) {
-    auto it = in_b.find(name);
-    if (it == in_b.end()) continue;
-    out.push_back(BinaryPair{.name = name, .path_a = pa.first, .path_b = it->second.first,
-                             .build_id_a = pa.second, .build_id_b = it->second.second});
+  for (auto it = in_a.begin(); it != in_a.end();) {
+    auto other = in_b.find(it->first);
+    if (other == in_b.end()) {
+      ++it;
+      continue;
+    }
+    out.push_back(BinaryPair{.name = it->first, .path_a = it->second.first, .path_b = other->second.first,
+                             .build_id_a = it->second.second, .build_id_b = other->second.second});
+    in_b.erase(other);
+    it = in_a.erase(it);
+  }
+  // One binary left on each side: the program itself, renamed (./app-v1 against
+  // ./app-v2), the usual way to keep two builds side by side.
+  if (in_a.size() == 1 && in_b.size() == 1) {
+    const auto& [na, pa] = *in_a.begin();
+    const auto& [nb, pb] = *in_b.begin();
+    out.push_back(BinaryPair{.name = na == nb ? na : na + " / " + nb, .path_a = pa.first, .path_b = pb.first,
+                             .build_id_a = pa.second, .build_id_b = pb.second});
   }
   return out;
 }

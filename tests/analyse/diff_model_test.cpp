@@ -187,6 +187,14 @@ TEST(DiffModel, BinariesMatchByFileNameWithTheirBuildIds) {
   EXPECT_FALSE(d.binaries[0].same_build());
   EXPECT_EQ(d.binaries[1].name, "libz.so.1");
   EXPECT_TRUE(d.binaries[1].same_build());
+
+  // Renamed: the one binary left on each side is paired.
+  const DiffModel renamed = diff_reports(model({{.name = "f", .latencies = {1}, .path = "/b/app-v1", .build_id = "1111"}}),
+                                         model({{.name = "f", .latencies = {1}, .path = "/b/app-v2", .build_id = "3333"}}),
+                                         DiffOptions{});
+  ASSERT_EQ(renamed.binaries.size(), 1u);
+  EXPECT_EQ(renamed.binaries[0].name, "app-v1 / app-v2");
+  EXPECT_FALSE(renamed.binaries[0].same_build());
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // between runs, so --by-thread matches threads by name, merging same-named threads.
 //
 // Also what makes the runs differ beyond the code: the architecture, each probed
-// binary's build-id (matched by file name: ./v1/app and ./v2/app are both "app"),
+// binary's build-id (matched by file name: ./v1/app and ./v2/app are both "app"; or
+// the one binary left on each side),
 // host, kernel, engine, and events lost in either. A diff of two builds is the point;
 // the header only says so.
 #pragma once
@@ -57,9 +58,10 @@ struct DiffRow {
   bool compared() const { return !shifts.empty(); }
 };
 
-// A binary both files probe (the same file name), and its build-id in each.
+// A binary both files probe (the same file name, or the one binary left on each side
+// once those are paired: ./app-v1 against ./app-v2), and its build-id in each.
 struct BinaryPair {
-  std::string name{};         // file name: "app", "libc.so.6"
+  std::string name{};         // file name: "app", "libc.so.6"; "app-v1 / app-v2" when they differ
   std::string path_a{}, path_b{};
   std::string build_id_a{}, build_id_b{};  // "" when the file has none
   bool same_build() const { return !build_id_a.empty() && build_id_a == build_id_b; }
