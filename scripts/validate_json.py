@@ -8,17 +8,22 @@ import os
 import sys
 
 import jsonschema
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 path = sys.argv[1]
 schema = json.load(open(path))
 folder = os.path.dirname(os.path.abspath(path))
-registry = Registry().with_resources(
-    (name, Resource.from_contents(json.load(open(os.path.join(folder, name))), default_specification=DRAFT202012))
-    for name in sorted(os.listdir(folder)) if name.endswith(".schema.json"))
+schemas = {name: json.load(open(os.path.join(folder, name)))
+           for name in sorted(os.listdir(folder)) if name.endswith(".schema.json")}
+cls = jsonschema.validators.validator_for(schema)
+try:
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+    registry = Registry().with_resources(
+        (name, Resource.from_contents(s, default_specification=DRAFT202012)) for name, s in schemas.items())
+    validator = cls(schema, registry=registry)
+except ImportError:  # jsonschema before 4.18 (Debian 12's 4.10): references go through a RefResolver
+    validator = cls(schema, resolver=jsonschema.RefResolver(base_uri="", referrer=schema, store=schemas))
 doc = json.load(sys.stdin)
-validator = jsonschema.validators.validator_for(schema)(schema, registry=registry)
 error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
 if error is not None:
     print("invalid: %s at %s" % (error.message, "/".join(str(p) for p in error.absolute_path)))
