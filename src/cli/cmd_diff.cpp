@@ -1,5 +1,7 @@
 // uprof diff: two recordings compared per function, with a verdict on noise.
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
