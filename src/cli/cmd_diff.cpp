@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "filter_options.h"
 #include "uprof/analyse/diff_model.h"
 #include "uprof/present/diff_formats.h"
 
@@ -40,21 +41,10 @@ int cmd_diff(int argc, char** argv) {
       "PCT: exit 3 when a function's p50 or p99 got slower beyond noise by more than PCT% (for CI)");
   po::options_description hidden;
   hidden.add_options()("files", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("files", -1);
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error("diff", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  if (auto done = parse_command(argc, argv, "diff", opts, hidden, pos, vm)) return *done;
   const auto files = vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (files.size() != 2) return usage_error("diff", "takes two data files, A and B");
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace uprof {
@@ -29,6 +30,18 @@ class Draw {
  private:
   std::mt19937_64 rng_;
 };
+
+// A and B of n calls each: lognormal around `median`, B's `factor` times A's.
+std::pair<LatencyHistogram, LatencyHistogram> scaled_pair(uint64_t seed, int n, double median, double sigma,
+                                                          double factor) {
+  Draw d(seed);
+  LatencyHistogram a, b;
+  for (int i = 0; i < n; ++i) {
+    a.record(static_cast<uint64_t>(d.lognormal(median, sigma)));
+    b.record(static_cast<uint64_t>(factor * d.lognormal(median, sigma)));
+  }
+  return {std::move(a), std::move(b)};
+}
 
 // P(Binomial(n, q) <= k), summed from 0.
 double binomial_cdf(uint64_t n, double q, uint64_t k) {
@@ -198,12 +211,7 @@ TEST(QuantileShift, TwentyPercentShiftIsFlaggedInItsDirection) {
 TEST(QuantileShift, ShiftsWithinTheToleranceAreSame) {
   // 2% slower with 200k calls a side: the interval is tight and excludes 1, but lies
   // within +-5%: "same". With no tolerance it is "slower".
-  Draw d(4);
-  LatencyHistogram a, b;
-  for (int i = 0; i < 200'000; ++i) {
-    a.record(static_cast<uint64_t>(d.lognormal(1e6, 0.2)));
-    b.record(static_cast<uint64_t>(1.02 * d.lognormal(1e6, 0.2)));
-  }
+  const auto [a, b] = scaled_pair(4, 200'000, 1e6, 0.2, 1.02);
   const QuantileShift s = compare_quantile(a, b, 50, ShiftOptions{});
   EXPECT_EQ(s.verdict, ShiftVerdict::Same);
   EXPECT_GT(s.ratio_lo, 1.0);
@@ -213,13 +221,8 @@ TEST(QuantileShift, ShiftsWithinTheToleranceAreSame) {
 }
 
 TEST(QuantileShift, SwappingTheFilesMirrorsTheVerdict) {
-  Draw d(5);
   for (double factor : {0.7, 0.97, 1.0, 1.08, 1.5}) {
-    LatencyHistogram a, b;
-    for (int i = 0; i < 3000; ++i) {
-      a.record(static_cast<uint64_t>(d.lognormal(2e6, 0.3)));
-      b.record(static_cast<uint64_t>(factor * d.lognormal(2e6, 0.3)));
-    }
+    const auto [a, b] = scaled_pair(5, 3000, 2e6, 0.3, factor);
     for (double p : {50.0, 90.0, 99.0}) {
       const QuantileShift ab = compare_quantile(a, b, p, ShiftOptions{});
       const QuantileShift ba = compare_quantile(b, a, p, ShiftOptions{});
@@ -235,12 +238,7 @@ TEST(QuantileShift, SwappingTheFilesMirrorsTheVerdict) {
 }
 
 TEST(QuantileShift, FailAboveNeedsTheWholeIntervalPastIt) {
-  Draw d(6);
-  LatencyHistogram a, b;
-  for (int i = 0; i < 20'000; ++i) {
-    a.record(static_cast<uint64_t>(d.lognormal(1e6, 0.1)));
-    b.record(static_cast<uint64_t>(1.5 * d.lognormal(1e6, 0.1)));
-  }
+  const auto [a, b] = scaled_pair(6, 20'000, 1e6, 0.1, 1.5);
   const QuantileShift s = compare_quantile(a, b, 50, ShiftOptions{});
   ASSERT_EQ(s.verdict, ShiftVerdict::Slower);
   EXPECT_TRUE(worse_by_more_than(s, 20));
