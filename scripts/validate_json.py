@@ -21,8 +21,12 @@ try:
     registry = Registry().with_resources(
         (name, Resource.from_contents(s, default_specification=DRAFT202012)) for name, s in schemas.items())
     validator = cls(schema, registry=registry)
-except ImportError:  # jsonschema before 4.18 (Debian 12's 4.10): references go through a RefResolver
-    validator = cls(schema, resolver=jsonschema.RefResolver(base_uri="", referrer=schema, store=schemas))
+except ImportError:  # jsonschema before 4.18 (Debian 12's 4.10): references go through a RefResolver,
+    # which needs absolute addresses to move between files
+    base = "file://" + folder + "/"
+    store = {base + name: s for name, s in schemas.items()}
+    resolver = jsonschema.RefResolver(base_uri=base + os.path.basename(path), referrer=schema, store=store)
+    validator = cls(schema, resolver=resolver)
 doc = json.load(sys.stdin)
 error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
 if error is not None:

@@ -15,21 +15,9 @@ void side_json(JsonWriter& w, const DiffSide& s) {
   w.field("paired", s.paired);
   w.field("calls", s.calls);
   w.field("unmatched", s.unmatched);
-  w.key("latency_ns");
-  if (s.paired && s.latency.count()) {
-    const LatencyHistogram& h = s.latency;
-    w.begin_object();
-    w.field("count", h.count());
-    w.field("total", h.total());
-    w.field("min", h.min());
-    w.field("p50", h.percentile(50));
-    w.field("p90", h.percentile(90));
-    w.field("p99", h.percentile(99));
-    w.field("max", h.max());
-    w.end_object();
-  } else {
-    w.null();
-  }
+  w.key("latency_ns");  // as `uprof report` writes it
+  if (s.paired && s.latency.count()) latency_json(w, s.latency, nullptr);
+  else w.null();
   w.end_object();
 }
 
