@@ -163,15 +163,11 @@ std::string render_html_diff(const DiffModel& d, std::optional<double> fail_abov
   for (double p : kDiffPercents) o << "<th>p" << p << " A \u2192 B</th><th class=\"text\">B/A</th>";
   o << "<th>max A \u2192 B</th><th>B/A</th></tr></thead>\n<tbody>\n";
   for (const DiffRow& r : d.rows) {
-    auto value = [](const DiffSide& s, double p) {
-      return s.paired && s.latency.count() ? format_duration(p >= 100 ? s.latency.max() : s.latency.percentile(p))
-                                           : std::string("-");
-    };
     o << "<tr><td class=\"fn\">" << html_escape(diff_row_label(r, d.options)) << "</td><td>"
       << (r.a.probed ? with_commas(r.a.calls) : "-") << "</td><td>" << (r.b.probed ? with_commas(r.b.calls) : "-")
       << "</td>";
     for (std::size_t i = 0; i < std::size(kDiffPercents); ++i) {
-      o << "<td>" << value(r.a, kDiffPercents[i]) << " \u2192 " << value(r.b, kDiffPercents[i]) << "</td>";
+      o << "<td>" << side_latency(r.a, kDiffPercents[i]) << " \u2192 " << side_latency(r.b, kDiffPercents[i]) << "</td>";
       if (!r.compared()) {
         o << "<td class=\"text\">-</td>";
         continue;
@@ -181,7 +177,7 @@ std::string render_html_diff(const DiffModel& d, std::optional<double> fail_abov
         << "\" data-ratio=\"" << s.ratio << "\">" << bar.svg(s) << ratio_html(s.ratio) << " "
         << html_escape(s.verdict == ShiftVerdict::Same ? "~" : to_string(s.verdict)) << "</td>";
     }
-    o << "<td>" << value(r.a, 100) << " \u2192 " << value(r.b, 100) << "</td><td>"
+    o << "<td>" << side_latency(r.a, 100) << " \u2192 " << side_latency(r.b, 100) << "</td><td>"
       << (r.compared() ? ratio_html(r.max_ratio) : "-") << "</td></tr>\n";
   }
   o << "</tbody></table>\n<p class=\"method\">" << html_escape(diff_method(d.options.shift))

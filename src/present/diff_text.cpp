@@ -23,10 +23,9 @@ std::string side_summary(const ReportModel& m) {
          " samples, " + with_commas(m.lost) + " lost";
 }
 
-// "1.12ms -> 1.63ms"; a side without the function or without latencies: "-".
-std::string a_to_b(const DiffRow& r, uint64_t (*of)(const LatencyHistogram&)) {
-  auto one = [&](const DiffSide& s) { return s.paired && s.latency.count() ? format_duration(of(s.latency)) : "-"; };
-  return one(r.a) + " -> " + one(r.b);
+// "1.12ms -> 1.63ms" (percent 100: the max).
+std::string a_to_b(const DiffRow& r, double percent) {
+  return side_latency(r.a, percent) + " -> " + side_latency(r.b, percent);
 }
 
 std::string verdict_mark(ShiftVerdict v) {
@@ -97,6 +96,11 @@ std::vector<std::string> diff_notes(const DiffModel& d) {
   return out;
 }
 
+std::string side_latency(const DiffSide& s, double percent) {
+  if (!s.paired || !s.latency.count()) return "-";
+  return format_duration(percent >= 100 ? s.latency.max() : s.latency.percentile(percent));
+}
+
 std::string regression_text(const DiffModel& d, const Regression& r, double percent) {
   const DiffRow& row = d.rows[r.row];
   const QuantileShift& s = r.shift;
@@ -132,22 +136,10 @@ std::string render_text_diff(const DiffModel& d) {
                                    (r.a.probed ? with_commas(r.a.calls) : "-") + " -> " +
                                        (r.b.probed ? with_commas(r.b.calls) : "-")};
     for (std::size_t i = 0; i < std::size(kDiffPercents); ++i) {
-      const double p = kDiffPercents[i];
-      if (r.compared()) {
-        const QuantileShift& s = r.shifts[i];
-        cells.push_back(format_duration(s.a) + " -> " + format_duration(s.b));
-        cells.push_back(format_ratio(s.ratio) + " " + verdict_mark(s.verdict));
-      } else {
-        const DiffSide& a = r.a;
-        const DiffSide& b = r.b;
-        auto one = [&](const DiffSide& s) {
-          return s.paired && s.latency.count() ? format_duration(s.latency.percentile(p)) : std::string("-");
-        };
-        cells.push_back(one(a) + " -> " + one(b));
-        cells.push_back("-");
-      }
+      cells.push_back(a_to_b(r, kDiffPercents[i]));
+      cells.push_back(r.compared() ? format_ratio(r.shifts[i].ratio) + " " + verdict_mark(r.shifts[i].verdict) : "-");
     }
-    cells.push_back(a_to_b(r, [](const LatencyHistogram& h) { return h.max(); }));
+    cells.push_back(a_to_b(r, 100));
     cells.push_back(r.compared() ? format_ratio(r.max_ratio) : "-");
     t.add_row(std::move(cells));
   }

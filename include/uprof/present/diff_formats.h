@@ -23,6 +23,9 @@ std::string render_html_diff(const DiffModel& d, std::optional<double> fail_abov
 // Pieces the formats share.
 // "parse", "work [thread worker]", "get [key=42]", "gone (only in A)"
 std::string diff_row_label(const DiffRow& r, const DiffOptions& o);
+// One side's quantile as the report prints it (percent 100: the max); "-" for a side
+// without the function or without latencies.
+std::string side_latency(const DiffSide& s, double percent);
 // B/A for people: "x1.45", "x0.98", "x12.3"; "-" when unbounded.
 std::string format_ratio(double ratio);
 // The method and its confidence, in one paragraph (the legend).
