@@ -9,14 +9,6 @@
 namespace uprof {
 namespace {
 
-// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
-// numbers anyway (JSON has no limit) and let readers choose.
-void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
-  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
-  else if (s.is_signed) w.value(static_cast<int64_t>(v));
-  else w.value(v);
-}
-
 void histogram_json(JsonWriter& w, const std::vector<HistBucket>& buckets) {
   w.begin_array();
   for (const auto& b : buckets) {
@@ -38,11 +30,15 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", kReportSchema);
-  w.key("recording");
+// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
+// numbers anyway (JSON has no limit) and let readers choose.
+void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
+  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
+  else if (s.is_signed) w.value(static_cast<int64_t>(v));
+  else w.value(v);
+}
+
+void recording_json(JsonWriter& w, const ReportModel& m) {
   w.begin_object();
   w.field("file", m.path);
   w.key("command");
@@ -72,6 +68,47 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
   for (const auto& p : m.problems) w.value(p);
   w.end_array();
   w.end_object();
+}
+
+void latency_json(JsonWriter& w, const LatencyHistogram& h, const LinearHistogram* linear,
+                  const std::function<bool(double)>& hidden) {
+  w.begin_object();
+  w.field("count", h.count());
+  w.field("total", h.total());
+  w.field("mean", h.mean());
+  // null where --compensate took everything off the calls at that rank (below_compensation).
+  auto pct = [&](const char* name, double p) {
+    w.key(name);
+    if (hidden && hidden(p)) w.null();
+    else w.value(h.percentile(p));
+  };
+  pct("min", 0);
+  pct("p50", 50);
+  pct("p90", 90);
+  pct("p99", 99);
+  pct("p99_9", 99.9);
+  pct("max", 100);
+  w.field("relative_error", LatencyHistogram::kRelativeError);
+  w.key("log2");
+  histogram_json(w, h.log2_buckets());
+  if (linear) {
+    w.key("linear");
+    w.begin_object();
+    w.field("underflow", linear->underflow());
+    w.field("overflow", linear->overflow());
+    w.key("buckets");
+    histogram_json(w, linear->buckets());
+    w.end_object();
+  }
+  w.end_object();
+}
+
+std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", kReportSchema);
+  w.key("recording");
+  recording_json(w, m);
 
   w.key("functions");
   w.begin_array();
@@ -101,35 +138,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     w.field("compensated_ns", m.options.compensate ? m.options.compensation_for(g.function) : 0);
     w.key("latency_ns");
     if (f.paired() && h.count()) {
-      w.begin_object();
-      w.field("count", h.count());
-      w.field("total", h.total());
-      w.field("mean", h.mean());
-      // null where --compensate took everything off the calls at that rank (below_compensation).
-      auto pct = [&](const char* name, double p) {
-        w.key(name);
-        if (g.compensation_hides(p)) w.null();
-        else w.value(h.percentile(p));
-      };
-      pct("min", 0);
-      pct("p50", 50);
-      pct("p90", 90);
-      pct("p99", 99);
-      pct("p99_9", 99.9);
-      pct("max", 100);
-      w.field("relative_error", LatencyHistogram::kRelativeError);
-      w.key("log2");
-      histogram_json(w, h.log2_buckets());
-      if (g.linear) {
-        w.key("linear");
-        w.begin_object();
-        w.field("underflow", g.linear->underflow());
-        w.field("overflow", g.linear->overflow());
-        w.key("buckets");
-        histogram_json(w, g.linear->buckets());
-        w.end_object();
-      }
-      w.end_object();
+      latency_json(w, h, g.linear ? &*g.linear : nullptr, [&](double p) { return g.compensation_hides(p); });
     } else {
       w.null();
     }

@@ -14,15 +14,6 @@
 #include "uprof/util/thousands.h"
 
 namespace uprof {
-namespace {
-
-std::string join_command(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-}  // namespace
 
 Result<SortKey> parse_sort_key(std::string_view s) {
   if (s == "total") return SortKey::Total;
@@ -97,15 +88,25 @@ double recording_seconds(const ReportModel& m) {
   return static_cast<double>(end - m.meta.start_monotonic_ns) / 1e9;
 }
 
-std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {
-  std::ostringstream os;
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::string recorded_summary(const ReportModel& m) {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f s", recording_seconds(m));
+  return format_wall_time(m.meta.start_realtime_ns) + ", " + secs + ", on " + m.meta.hostname + " (" +
+         std::string(arch_info(m.meta.arch).name) + ", Linux " + m.meta.kernel +
+         (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") + ")";
+}
+
+std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {
+  std::ostringstream os;
   os << "uprof report: " << m.path << "\n";
   os << "command:  " << join_command(m.meta.command) << "\n";
-  os << "recorded: " << format_wall_time(m.meta.start_realtime_ns) << ", " << secs << ", on " << m.meta.hostname
-     << " (" << arch_info(m.meta.arch).name << ", Linux " << m.meta.kernel
-     << (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") << ")\n";
+  os << "recorded: " << recorded_summary(m) << "\n";
   os << "events:   " << with_commas(m.samples) << " samples, " << with_commas(m.lost) << " lost";
   if (m.trailer) {
     uint64_t k = 0;
