@@ -191,14 +191,14 @@ int cmd_record(int argc, char** argv) {
 
   auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
+  // Without the privilege no probe can go on: say so first, before -o, the specs, the
+  // engine's choice or a calibration that cannot run.
+  if (auto st = check_probe_privilege("record"); !st) return fail(st.error().message);
   auto plan = plan_recording(std::move(req));
   if (!plan) {
     fail(plan.error().message);
     return plan.error().exit_status;  // 127 or 126 for a command that cannot be run
   }
-  // Without the privilege no probe can go on: say so now, not after the engine's
-  // choice and a calibration that cannot run.
-  if (auto st = check_probe_privilege("record"); !st) return fail(st.error().message);
   for (const auto& line : plan->notes) note(line);
   // The engine first: the probe costs below are that engine's. The session then opens
   // the one named here and does not decide again.
