@@ -249,6 +249,13 @@ TEST_P(ResolverBothArches, ClonesAreEntryPointsOfTheirFunction) {
   EXPECT_EQ(symbols(entry_points("_ZN2ns5Klass5scaleEii.constprop.0", o2)), Symbols{"_ZN2ns5Klass5scaleEii.constprop.0"});
   // A glob takes every entry point too.
   EXPECT_EQ(symbols(entry_points("ns::Klass::sc*", o2)), scale);
+  // A template's members as they are written, not as the demangler prints them
+  // ("std::vector<int, std::allocator<int> >::push_back(int const&)").
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(int const&)", o2)),
+            Symbols{"_ZNSt6vectorIiSaIiEE9push_backERKi"});
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(const int&)", o2)),
+            Symbols{"_ZNSt6vectorIiSaIiEE9push_backERKi"});
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(int&&)", o2)), Symbols{"_ZNSt6vectorIiSaIiEE9push_backEOi"});
 }
 
 // C++ names with spaces and operators, in Debian's libstdc++ (its exported symbols;
