@@ -124,15 +124,45 @@ Aggregator::Aggregator(const ProbeFunctions& functions, AggregateOptions options
       }
     by_return_slot_.push_back(mirror);
   }
+  // A clone's values go to the slots of its row's function that have the same name,
+  // type and side (entry or return): a clone that lost a parameter to gcc (`.isra`) or
+  // holds one as a constant (`.constprop`) still adds what it has.
+  slot_in_row_.resize(functions_.size());
+  for (uint32_t fn = 0; fn < functions_.size(); ++fn) {
+    const FunctionInfo& f = functions_[fn];
+    if (f.row == kNoFunction) continue;
+    const FunctionInfo& r = functions_[f.row];
+    for (std::size_t i = 0; i < f.values.size(); ++i) {
+      const ValueSpec& v = f.values[i];
+      int32_t at = -1;
+      for (std::size_t j = 0; j < r.values.size() && at < 0; ++j) {
+        const ValueSpec& w = r.values[j];
+        if (w.name == v.name && w.type == v.type && w.kind == v.kind && w.size == v.size && w.is_signed == v.is_signed &&
+            w.continues == v.continues && w.source != ValueSource::Unavailable &&
+            (i < f.return_values_at) == (j < r.return_values_at))
+          at = static_cast<int32_t>(j);
+      }
+      slot_in_row_[fn].push_back(at);
+    }
+  }
   keyed_ = options_.by != GroupBy::Function || !options_.by_value.empty();
   if (!keyed_) {
     group_of_function_.assign(functions_.size(), UINT32_MAX);
     for (uint32_t fn = 0; fn < functions_.size(); ++fn) {
       if (!selected_[fn]) continue;
+      if (row_of(fn) != fn) {
+        group_of_function_[fn] = group_of_function_[row_of(fn)];
+        continue;
+      }
       group_of_function_[fn] = static_cast<uint32_t>(groups_.size());
       groups_.push_back(make_group(fn));
     }
   }
+}
+
+uint32_t Aggregator::row_of(uint32_t function) const {
+  const uint32_t row = functions_[function].row;
+  return row != kNoFunction && selected_[row] ? row : function;
 }
 
 GroupStats Aggregator::make_group(uint32_t function) const {
@@ -157,8 +187,9 @@ std::optional<uint64_t> Aggregator::by_value_of(uint32_t function, uint32_t prob
   return normalize_value(values[local], f.values[slot]);
 }
 
-void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const {
-  const FunctionInfo& f = functions_[g.function];
+void Aggregator::add_values(GroupStats& g, uint32_t function, uint32_t probe, std::span<const uint64_t> values,
+                            uint32_t missing) const {
+  const FunctionInfo& f = functions_[function];
   const uint32_t first = first_slot_of_probe_[probe];
   const uint32_t count = probe == f.entry_probe ? f.return_values_at : f.values.size() - f.return_values_at;
   const std::size_t n = std::min<std::size_t>(count, values.size());
@@ -166,7 +197,8 @@ void Aggregator::add_values(GroupStats& g, uint32_t probe, std::span<const uint6
     const ValueSpec& spec = f.values[first + i];
     // Not read, or nothing to read: a 0 that was never captured is no value.
     if ((i < 32 && (missing >> i & 1)) || spec.source == ValueSource::Unavailable) continue;
-    g.values[first + i].add(normalize_value(values[i], spec));
+    const int32_t slot = g.function == function ? static_cast<int32_t>(first + i) : slot_in_row_[function][first + i];
+    if (slot >= 0) g.values[static_cast<std::size_t>(slot)].add(normalize_value(values[i], spec));
   }
 }
 
@@ -188,6 +220,7 @@ uint32_t Aggregator::thread_id(uint32_t pid, uint32_t tid, std::string_view comm
 GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
                               std::string_view comm) {
   if (!keyed_) return groups_[group_of_function_[function]];
+  function = row_of(function);
   const uint32_t id = options_.by == GroupBy::Thread    ? thread_id(pid, tid, comm)
                       : options_.by == GroupBy::Process ? pid
                                                         : 0;
@@ -235,22 +268,22 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;
   g.nested_probe_ns += c.nested_probe_ns;
-  add_values(g, f.entry_probe, c.entry_values, c.entry_missing);
-  add_values(g, f.return_probe, c.return_values, c.return_missing);
+  add_values(g, c.function, f.entry_probe, c.entry_values, c.entry_missing);
+  add_values(g, c.function, f.return_probe, c.return_values, c.return_missing);
 }
 
 void Aggregator::on_unmatched(const Unmatched& u, std::string_view comm) {
   if (!selected(u.function)) return;
   GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values), comm);
   ++g.unmatched[static_cast<std::size_t>(u.reason)];
-  add_values(g, u.probe, u.values, u.missing);
+  add_values(g, u.function, u.probe, u.values, u.missing);
 }
 
 void Aggregator::on_hit(const Hit& h, std::string_view comm) {
   if (!selected(h.function)) return;
   GroupStats& g = group(h.function, h.pid, h.tid, by_value_of(h.function, h.probe, h.values), comm);
   ++g.calls;
-  add_values(g, h.probe, h.values, h.missing);
+  add_values(g, h.function, h.probe, h.values, h.missing);
 }
 
 std::vector<GroupStats> Aggregator::function_totals() const {
@@ -258,7 +291,7 @@ std::vector<GroupStats> Aggregator::function_totals() const {
   std::vector<GroupStats> out;
   std::vector<uint32_t> position(functions_.size(), UINT32_MAX);
   for (uint32_t fn = 0; fn < functions_.size(); ++fn) {
-    if (!selected_[fn]) continue;
+    if (!selected_[fn] || row_of(fn) != fn) continue;
     position[fn] = static_cast<uint32_t>(out.size());
     out.push_back(make_group(fn));
   }

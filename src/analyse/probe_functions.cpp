@@ -1,5 +1,6 @@
 #include "uprof/analyse/probe_functions.h"
 #include "uprof/model/probe_label.h"
+#include "uprof/resolve/cxx_name.h"
 
 #include <algorithm>
 #include <map>
@@ -17,6 +18,34 @@ std::string display_name(const ProbeInfo& p) {
   // A raw offset outside every function is named with its file, as the spec named it.
   std::string label = probe_label(p.function, p.offset_in_function, p.file_offset);
   return p.function.empty() ? p.path + ":" + label : label;
+}
+
+// The clones of one source function share the row of the first of them (see the header).
+void join_clone_rows(ProbeFunctions& out, std::span<const ProbeInfo> probes) {
+  std::vector<const ProbeInfo*> by_index(out.function_of_probe.size(), nullptr);
+  for (const ProbeInfo& p : probes) by_index[p.index] = &p;
+  auto symbol_of = [&](const FunctionInfo& f) -> std::string_view {
+    const uint32_t probe = f.entry_probe != kNoProbe ? f.entry_probe : f.return_probe;
+    return probe == kNoProbe || !by_index[probe] ? std::string_view() : std::string_view(by_index[probe]->symbol);
+  };
+  auto base_of = [](std::string_view symbol) { return symbol.substr(0, symbol.size() - clone_suffix(symbol).size()); };
+  // (path, name) -> the functions that have their own row: `-e 'libc:*'` makes thousands.
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<uint32_t>> rows;
+  for (uint32_t fn = 0; fn < out.functions.size(); fn++) {
+    FunctionInfo& f = out.functions[fn];
+    const std::string_view symbol = symbol_of(f);
+    if (f.usdt || symbol.empty()) continue;
+    std::vector<uint32_t>& same_name = rows[{f.path, f.name}];
+    for (uint32_t other : same_name) {
+      const FunctionInfo& o = out.functions[other];
+      const std::string_view other_symbol = symbol_of(o);
+      if (other_symbol != symbol && base_of(other_symbol) == base_of(symbol)) {
+        f.row = other;
+        break;
+      }
+    }
+    if (f.row == kNoFunction) same_name.push_back(fn);
+  }
 }
 
 }  // namespace
@@ -200,6 +229,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
     for (std::size_t k = 0; k < a.size() && k < b.size(); k++)
       if (in->values[a[k]].is_string() == back->values[b[k]].is_string()) f.key.emplace_back(a[k], b[k]);
   }
+  join_clone_rows(out, probes);
   return out;
 }
 

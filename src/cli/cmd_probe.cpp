@@ -168,6 +168,7 @@ int cmd_probe(int argc, char** argv) {
     first_insn.push_back(std::move(text));
   }
   std::cout << render_resolved(all_probes, first_insn, returns);
+  for (const auto& line : resolution_notes(all_probes)) std::cout << line << "\n";
   return 0;
 }
 

@@ -65,7 +65,7 @@ std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std:
   TextTable t(std::move(cols));
   for (std::size_t i = 0; i < probes.size(); i++) {
     const auto& p = probes[i];
-    std::vector<std::string> row{p.spec, p.label(), p.path, hex(p.file_offset), hex(p.vaddr),
+    std::vector<std::string> row{p.spec, p.describe(), p.path, hex(p.file_offset), hex(p.vaddr),
                                  p.build_id.empty() ? "-" : p.build_id};
     if (with_returns) row.push_back(returns[i]);
     if (with_insn) row.push_back(first_insn[i]);

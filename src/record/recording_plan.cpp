@@ -73,6 +73,9 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
       resolved.push_back(std::move(p));
     }
   }
+  // How the specs resolved comes first: "strlen -> __strlen_evex (IFUNC, ...)".
+  const auto resolution = resolution_notes(resolved);
+  plan.notes.insert(plan.notes.begin(), resolution.begin(), resolution.end());
   UPROF_TRY(mark_unwind_risk(resolver, resolved));
   if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
   drop_exits_at_entry(resolved);

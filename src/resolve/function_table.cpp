@@ -1,6 +1,5 @@
 #include "uprof/resolve/function_table.h"
 
-#include <cxxabi.h>
 #include <elf.h>
 #include <fnmatch.h>
 
@@ -29,11 +28,14 @@ bool better_primary(const SymbolName& a, const SymbolName& b) {
   return a.name < b.name;
 }
 
-std::string squeeze_spaces(std::string_view s) {
-  std::string out;
-  for (char c : s)
-    if (c != ' ') out += c;
-  return out;
+// fnmatch(3) pattern where only '*' and '?' are special: "operator[]" is a name.
+std::string glob_pattern(std::string_view pattern) {
+  std::string p;
+  for (char c : pattern) {
+    if (c == '[' || c == ']' || c == '\\') p += '\\';
+    p += c;
+  }
+  return p;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -49,41 +51,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
-
-std::string demangle(std::string_view name) {
-  if (name.size() < 3 || name.substr(0, 2) != "_Z") return "";
-  int status = 0;
-  std::string n(name);
-  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status), std::free);
-  return status == 0 && out ? std::string(out.get()) : "";
-}
-
-std::string strip_cxx_parameters(std::string_view d) {
-  // Find the '(' that opens the parameter list: the last top-level one, scanning
-  // back from the end over qualifiers such as " const" and "&&".
-  int depth = 0;
-  std::size_t open = std::string_view::npos;
-  for (std::size_t i = d.size(); i-- > 0;) {
-    char c = d[i];
-    if (c == ')') depth++;
-    else if (c == '(') {
-      if (--depth == 0) { open = i; break; }
-    }
-  }
-  std::string_view head = open == std::string_view::npos ? d : d.substr(0, open);
-  // Template functions carry their return type: "int ns::twice<int>(int)". Drop a
-  // leading type, i.e. everything up to the last top-level space.
-  int angle = 0;
-  std::size_t cut = 0;
-  for (std::size_t i = 0; i < head.size(); i++) {
-    char c = head[i];
-    if (c == '<' || c == '(') angle++;
-    else if ((c == '>' || c == ')') && angle > 0) angle--;
-    else if (c == ' ' && angle == 0 && head.substr(0, i).find("operator") == std::string_view::npos)
-      cut = i + 1;
-  }
-  return std::string(head.substr(cut));
-}
 
 FunctionTable FunctionTable::build(const std::vector<ElfSymbol>& symbols) {
   std::map<uint64_t, Function> by_addr;
@@ -107,6 +74,14 @@ FunctionTable FunctionTable::build(const std::vector<ElfSymbol>& symbols) {
   for (auto& [addr, f] : by_addr) {
     std::stable_sort(f.names.begin(), f.names.end(), better_primary);
     f.demangled = demangle(f.names.front().name);
+    const std::string_view clone = f.clone();
+    if (clone.empty()) {
+      f.source = f.display_name();
+    } else {
+      const std::string base = f.name().substr(0, f.name().size() - clone.size());
+      f.source = demangle(base);
+      if (f.source.empty()) f.source = base;
+    }
     t.functions_.push_back(std::move(f));
   }
   return t;
@@ -118,7 +93,10 @@ std::vector<const Function*> FunctionTable::find_exact(std::string_view name, co
   for (const auto& f : functions_) {
     bool hit = false, hit_hidden = false;
     for (const auto& n : f.names) {
-      if (n.name != name) continue;
+      const std::string_view clone = clone_suffix(n.name);
+      const bool clone_of_name = !clone.empty() && !version && n.name.size() - clone.size() == name.size() &&
+                                 std::string_view(n.name).substr(0, name.size()) == name;
+      if (n.name != name && !clone_of_name) continue;
       if (version) {
         if (n.version == *version && (!default_only || n.version_default)) hit = true;
       } else if (n.version_default) {
@@ -134,26 +112,45 @@ std::vector<const Function*> FunctionTable::find_exact(std::string_view name, co
 }
 
 std::vector<const Function*> FunctionTable::find_cxx(std::string_view name) const {
-  std::vector<const Function*> hits;
-  bool with_params = name.find('(') != std::string_view::npos;
-  std::string want = squeeze_spaces(name);
-  for (const auto& f : functions_) {
-    if (f.demangled.empty()) continue;
-    std::string have = with_params ? squeeze_spaces(f.demangled) : squeeze_spaces(strip_cxx_parameters(f.demangled));
-    if (have == want) hits.push_back(&f);
+  const bool with_params = name.find('(') != std::string_view::npos;
+  auto find = [&](auto&& matches) {
+    std::vector<const Function*> hits;
+    for (const auto& f : functions_)
+      if (!f.demangled.empty() && matches(f)) hits.push_back(&f);
+    return hits;
+  };
+  // Strictest first: an ABI tag or the namespace __cxx11 tells two functions apart
+  // ("std::locale::name() const" and "std::locale::name[abi:cxx11]() const" are both in
+  // libstdc++), and so does a qualifier; a name without them finds a function with them
+  // only when nothing else does.
+  for (bool loose : {false, true}) {
+    std::vector<const Function*> hits;
+    if (!with_params) {
+      hits = find([&](const Function& f) {
+        return cxx_name_matches(name, strip_cxx_parameters(f.demangled), loose);
+      });
+    } else {
+      // The function as written, or its source function's name (a clone's).
+      hits = find([&](const Function& f) {
+        return cxx_name_matches(name, f.demangled, loose) || cxx_name_matches(name, f.source, loose);
+      });
+      if (hits.empty())
+        hits = find([&](const Function& f) { return cxx_name_matches(name, strip_cxx_qualifiers(f.source), loose); });
+    }
+    if (!hits.empty()) return hits;
   }
-  return hits;
+  return {};
 }
 
 std::vector<const Function*> FunctionTable::find_glob(std::string_view pattern) const {
-  std::string p(pattern);
+  const std::string p = glob_pattern(pattern);
+  auto match = [&](const std::string& s) { return fnmatch(p.c_str(), s.c_str(), 0) == 0; };
   std::vector<const Function*> hits;
   for (const auto& f : functions_) {
     bool hit = false;
-    for (const auto& n : f.names) hit = hit || fnmatch(p.c_str(), n.name.c_str(), 0) == 0;
+    for (const auto& n : f.names) hit = hit || match(n.name);
     if (!hit && !f.demangled.empty())
-      hit = fnmatch(p.c_str(), f.demangled.c_str(), 0) == 0 ||
-            fnmatch(p.c_str(), strip_cxx_parameters(f.demangled).c_str(), 0) == 0;
+      hit = match(f.demangled) || match(f.source) || match(strip_cxx_parameters(f.demangled));
     if (hit) hits.push_back(&f);
   }
   return hits;

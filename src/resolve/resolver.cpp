@@ -28,19 +28,28 @@ const char* bind_name(uint8_t b) {
   return b == STB_GLOBAL ? "global" : b == STB_WEAK ? "weak" : b == STB_LOCAL ? "local" : "other";
 }
 
-// When `name` is imported by `img` (an undefined dynamic symbol), the library among
-// its DT_NEEDED that defines it: "libc.so.6" at "/lib/x86_64-linux-gnu/libc.so.6".
+// When `name` is imported by `img` (an undefined dynamic symbol, by its own or its
+// demangled name), the library among its DT_NEEDED that defines it: "libc.so.6" at
+// "/lib/x86_64-linux-gnu/libc.so.6".
 std::optional<NeededLibrary> importer_of(const Image& img, const std::string& name, const LibrarySearchOptions& libs) {
+  const bool with_params = name.find('(') != std::string::npos;
+  auto names = [&](const std::string& symbol) {
+    if (symbol == name) return true;
+    const std::string d = demangle(symbol);
+    return !d.empty() && cxx_name_matches(name, with_params ? d : strip_cxx_parameters(d));
+  };
   const auto symbols = img.elf.symbols();
-  if (std::none_of(symbols.begin(), symbols.end(),
-                   [&](const ElfSymbol& s) { return s.name == name && s.shndx == SHN_UNDEF && s.from_dynsym; }))
-    return std::nullopt;
+  auto imported = std::find_if(symbols.begin(), symbols.end(), [&](const ElfSymbol& s) {
+    return s.shndx == SHN_UNDEF && s.from_dynsym && !s.name.empty() && names(s.name);
+  });
+  if (imported == symbols.end()) return std::nullopt;
   for (const NeededLibrary& lib : needed_libraries(img.elf, libs)) {
     if (lib.path.empty()) continue;
     auto elf = ElfFile::open(lib.path);
     if (!elf) continue;
     for (const ElfSymbol& s : elf->symbols())
-      if (s.name == name && s.shndx != SHN_UNDEF && (s.type == STT_FUNC || s.type == STT_GNU_IFUNC)) return lib;
+      if (s.name == imported->name && s.shndx != SHN_UNDEF && (s.type == STT_FUNC || s.type == STT_GNU_IFUNC))
+        return lib;
   }
   return NeededLibrary{.soname = "", .path = ""};
 }
@@ -54,7 +63,10 @@ Error no_symbol(const Image& img, const FunctionRef& ref, const LibrarySearchOpt
         os << " (no library it needs defines it)";
       } else {
         const std::string short_name = lib->soname.substr(0, lib->soname.find(".so"));
-        os << ": it is " << lib->soname << "'s (" << lib->path << "): probe " << short_name << ":" << ref.name;
+        const std::string spec = short_name + ":" + ref.name;
+        const bool quote = spec.find_first_of(" *?&()<>") != std::string::npos;
+        os << ": it is " << lib->soname << "'s (" << lib->path << "): probe " << (quote ? "'" : "") << spec
+           << (quote ? "'" : "");
       }
       return Error{os.str()};
     }
@@ -72,6 +84,22 @@ Error no_symbol(const Image& img, const FunctionRef& ref, const LibrarySearchOpt
     else os << " (it has no build-id and no .gnu_debuglink)";
   }
   return Error{os.str()};
+}
+
+// True when `hits` are one source function's entry points: the function and its
+// clones, or its clones alone ("ns::f(int)" and "ns::f(int) [clone .constprop.0]").
+// Two functions of one name that are not clones (two `static int helper()` of two
+// source files) are two functions.
+bool one_source_function(const std::vector<const Function*>& hits) {
+  const Function& first = *hits.front();
+  const std::string_view base = std::string_view(first.name()).substr(0, first.name().size() - first.clone().size());
+  std::size_t originals = 0;
+  for (const Function* f : hits) {
+    const std::string_view b = std::string_view(f->name()).substr(0, f->name().size() - f->clone().size());
+    if (b != base) return false;
+    originals += f->clone().empty();
+  }
+  return originals <= 1;
 }
 
 Error ambiguous(const Image& img, const ProbeSpec& spec, const std::vector<const Function*>& hits) {
@@ -292,41 +320,41 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   const auto& ref = std::get<FunctionRef>(spec.what);
   std::vector<const Function*> hits;
   std::vector<ValueRequest> call_names;
-  if (ref.is_glob) {
-    hits = img->functions.find_glob(ref.name);
-  } else {
-    hits = img->functions.find_exact(ref.name, ref.version, ref.default_version_only);
-    if (hits.empty() && !ref.version) hits = img->functions.find_cxx(ref.name);
-    // "add(a, b)": not a C++ parameter list, so the parameters to capture.
-    if (hits.empty()) {
-      if (auto call = parse_call_args(ref.name)) {
-        hits = img->functions.find_exact(call->function, ref.version, ref.default_version_only);
-        if (hits.empty() && !ref.version) hits = img->functions.find_cxx(call->function);
-        if (!hits.empty()) {
-          for (const auto& n : call->names) call_names.push_back({.text = n, .label = {}, .target = ParamRef{n}, .type = {}});
-          // "add()": the return value only
-          if (call_names.empty()) call_names.push_back({.text = "$retval", .label = {}, .target = ReturnValueRef{}, .type = {}});
-        }
+  // A name is looked up as written first, also when it has '*' or '?': "Vec::operator*"
+  // and "f(char*)" name functions; "operator*" and "operator delete*", which no function
+  // is named, are globs.
+  hits = img->functions.find_exact(ref.name, ref.version, ref.default_version_only);
+  if (hits.empty() && !ref.version) hits = img->functions.find_cxx(ref.name);
+  const bool globbed = hits.empty() && ref.is_glob;
+  if (globbed) hits = img->functions.find_glob(ref.name);
+  // "add(a, b)": not a C++ parameter list, so the parameters to capture.
+  if (hits.empty() && !ref.is_glob) {
+    if (auto call = parse_call_args(ref.name)) {
+      hits = img->functions.find_exact(call->function, ref.version, ref.default_version_only);
+      if (hits.empty() && !ref.version) hits = img->functions.find_cxx(call->function);
+      if (!hits.empty()) {
+        for (const auto& n : call->names) call_names.push_back({.text = n, .label = {}, .target = ParamRef{n}, .type = {}});
+        // "add()": the return value only
+        if (call_names.empty()) call_names.push_back({.text = "$retval", .label = {}, .target = ReturnValueRef{}, .type = {}});
       }
     }
   }
   // A `.cold` fragment (the code gcc moved out of the function: `inner.cold`) is
   // entered by a jump from the function, never called: it is no entry point, so it
   // makes no spec ambiguous and no glob probes it, unless the spec names it.
-  auto cold = [](const Function* f) {
-    const std::string& n = f->name();
-    const auto at = n.find(".cold");
-    return at != std::string::npos && (at + 5 == n.size() || n[at + 5] == '.');
-  };
+  auto cold = [](const Function* f) { return is_cold_part(f->name()); };
   if (ref.name.find(".cold") == std::string::npos && std::any_of(hits.begin(), hits.end(), [&](auto* f) { return !cold(f); }))
     hits.erase(std::remove_if(hits.begin(), hits.end(), cold), hits.end());
   if (hits.empty()) return no_symbol(*img, ref, opts_.libraries);
-  if (!ref.is_glob && hits.size() > 1) return ambiguous(*img, spec, hits);
+  if (!globbed && hits.size() > 1 && !one_source_function(hits)) return ambiguous(*img, spec, hits);
+  // The clones of a function are probed under its name ("scale", not
+  // "scale.constprop.0"), unless the spec names a clone.
+  const bool source_names = !names_a_clone(ref.name);
 
   std::vector<ResolvedProbe> out;
   for (const Function* f : hits) {
     if (f->is_ifunc) {
-      if (ref.is_glob) continue;  // a glob skips resolvers; naming one gets the explanation
+      if (globbed) continue;  // a glob skips resolvers; naming one gets the explanation
       return ifunc_error(*img, *f);
     }
     uint64_t off = ref.offset.value_or(0);
@@ -343,7 +371,8 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
       return err("elf: ", img->elf.path(), ": ", f->display_name(), " at ", hex(vaddr),
                  " is not in an executable segment");
     auto p = base();
-    p.function = f->display_name();
+    p.function = source_names ? f->source : f->display_name();
+    if (source_names) p.clone = std::string(f->clone());
     p.symbol = f->name();
     p.function_addr = f->addr;
     p.function_size = f->size;

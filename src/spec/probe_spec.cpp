@@ -1,23 +1,109 @@
 #include "uprof/spec/probe_spec.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace uprof {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// Index of the OBJECT ':' in a location, or npos. "ns::f" has none, "bin:ns::f" has 3.
-std::size_t object_separator(std::string_view s) {
-  for (std::size_t i = 0; i < s.size(); i++) {
-    if (s[i] != ':') continue;
-    if (i + 1 < s.size() && s[i + 1] == ':') {
-      i++;
+// If the word `operator` starts at `i`, the index past the operator's own characters,
+// which are its name and not brackets: "operator<" and "operator->*" past the symbols,
+// "operator()" past "()", "operator new" past the space (the word after it is read as
+// name). Otherwise `i`. "operator*%return" keeps its suffix.
+std::size_t skip_operator(std::string_view s, std::size_t i) {
+  constexpr std::string_view kOperator = "operator";
+  if (s.compare(i, kOperator.size(), kOperator) != 0 || (i > 0 && is_ident(s[i - 1]))) return i;
+  std::size_t j = i + kOperator.size();
+  if (j < s.size() && is_ident(s[j])) return i;  // "operators", "operator_id"
+  if (s.compare(j, 2, "()") == 0 || s.compare(j, 2, "[]") == 0) return j + 2;
+  if (j < s.size() && is_space(s[j])) {
+    while (j < s.size() && is_space(s[j])) j++;
+    return j;
+  }
+  constexpr std::string_view kSymbols = "+-*/%^&|~!=<>,";
+  auto at_return = [&](std::size_t k) {
+    return s.compare(k, 7, "%return") == 0 && (k + 7 == s.size() || is_space(s[k + 7]));
+  };
+  while (j < s.size() && kSymbols.find(s[j]) != std::string_view::npos && !at_return(j)) j++;
+  return j;
+}
+
+// A word that continues a C++ name after a space, as the demangler prints names: a
+// qualifier, a built-in type of a conversion operator, a clone mark. No value is
+// spelled so: "f() const", "operator unsigned long()", "f(int) [clone .isra.0]".
+bool continues_name(std::string_view word) {
+  if (word.substr(0, 6) == "[clone") return true;
+  std::size_t n = 0;
+  while (n < word.size() && is_ident(word[n])) n++;
+  // What may follow the keyword in the same word: "char*", "long&", "long()".
+  std::string_view tail = word.substr(n);
+  tail.remove_prefix(std::min(tail.size(), tail.find_first_not_of("*&")));
+  if (!tail.empty() && tail[0] != '(') return false;
+  static constexpr std::string_view kWords[] = {"const",  "volatile", "unsigned", "signed",  "long",
+                                                "short",  "int",      "char",     "bool",    "float",
+                                                "double", "void",     "wchar_t",  "char8_t", "char16_t",
+                                                "char32_t"};
+  std::string_view head = word.substr(0, n);
+  if (head.empty()) return word == "&" || word == "&&";
+  return std::find(std::begin(kWords), std::end(kWords), head) != std::end(kWords);
+}
+
+// Walks `s` over what is structure rather than name: outside "quotes" and outside an
+// operator's own characters, with the depth of (), <> and [] at each character. Returns
+// the first index where `stop(i, depth)` holds, or s.size().
+template <class Stop>
+std::size_t scan(std::string_view s, Stop stop) {
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s[i] == '"') {
+      auto close = s.find('"', i + 1);
+      if (close == std::string_view::npos) return s.size();
+      i = close + 1;
       continue;
     }
-    return i;
+    if (std::size_t past = skip_operator(s, i); past != i) {
+      i = past;
+      continue;
+    }
+    if (stop(i, depth)) return i;
+    char c = s[i];
+    if (c == '(' || c == '<' || c == '[') depth++;
+    else if ((c == ')' || c == '>' || c == ']') && depth > 0) depth--;
+    i++;
   }
-  return std::string_view::npos;
+  return s.size();
+}
+
+// Where the LOCATION of `text` (from `b`) ends: the first space that ends a name.
+std::size_t location_end(std::string_view text, std::size_t b) {
+  std::string_view s = text.substr(b);
+  return b + scan(s, [&](std::size_t i, int depth) {
+           if (!is_space(s[i]) || depth > 0) return false;
+           std::size_t w = i;
+           while (w < s.size() && is_space(s[w])) w++;
+           std::size_t we = w;
+           while (we < s.size() && !is_space(s[we])) we++;
+           return we == w || !continues_name(s.substr(w, we - w));
+         });
+}
+
+// Index of the OBJECT ':' in a location, or npos. "ns::f" has none, "bin:ns::f" has 3,
+// "f[abi:cxx11]()" none.
+std::size_t object_separator(std::string_view s) {
+  std::size_t at = scan(s, [&](std::size_t i, int depth) {
+    return s[i] == ':' && depth == 0 && (i + 1 == s.size() || s[i + 1] != ':') && (i == 0 || s[i - 1] != ':');
+  });
+  return at == s.size() ? std::string_view::npos : at;
+}
+
+std::string unquote(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '"') out += c;
+  return out;
 }
 
 Error spec_error(std::string_view text, std::size_t col, std::string_view what) {
@@ -53,15 +139,9 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   while (b < text.size() && is_space(text[b])) b++;
   if (b == text.size()) return err("spec: empty probe spec");
 
-  // LOCATION ends at the first space outside parentheses ("ns::f(int, long) %di").
-  std::size_t e = b;
-  int depth = 0;
-  for (; e < text.size(); e++) {
-    char c = text[e];
-    if (c == '(' || c == '<') depth++;
-    else if ((c == ')' || c == '>') && depth > 0) depth--;
-    else if (is_space(c) && depth == 0) break;
-  }
+  if (std::count(text.begin(), text.end(), '"') % 2)
+    return spec_error(text, text.find('"'), "unterminated quote");
+  const std::size_t e = location_end(text, b);
   std::string_view loc = text.substr(b, e - b);
   std::size_t loc_col = b;
 
@@ -76,13 +156,13 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
     i = j;
   }
 
-  constexpr std::string_view kReturn = "%return";
-  if (loc.size() >= kReturn.size() && loc.substr(loc.size() - kReturn.size()) == kReturn) {
+  // The suffix is the first '%' that is not an operator's ("operator%" is a name).
+  if (auto pct = scan(loc, [&](std::size_t i, int depth) { return loc[i] == '%' && depth == 0; }); pct < loc.size()) {
+    if (loc.substr(pct) != "%return")
+      return spec_error(text, loc_col + pct, "unknown suffix '" + std::string(loc.substr(pct)) +
+                                                 "' (only %return is known)");
     spec.is_return = true;
-    loc.remove_suffix(kReturn.size());
-  } else if (auto pct = loc.find('%'); pct != std::string_view::npos) {
-    return spec_error(text, loc_col + pct, "unknown suffix '" + std::string(loc.substr(pct)) +
-                                               "' (only %return is known)");
+    loc.remove_suffix(loc.size() - pct);
   }
 
   constexpr std::string_view kUsdt = "usdt:";
@@ -113,7 +193,7 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   std::string_view what = loc;
   std::size_t what_col = loc_col;
   if (sep != std::string_view::npos) {
-    spec.object = std::string(loc.substr(0, sep));
+    spec.object = unquote(loc.substr(0, sep));
     what = loc.substr(sep + 1);
     what_col = loc_col + sep + 1;
     if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
@@ -130,9 +210,20 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   }
 
   FunctionRef f;
+  // '"operator new[](unsigned long)"@VER+OFF': the name is what the quotes hold.
+  std::string quoted;
+  if (what[0] == '"') {
+    auto close = what.find('"', 1);
+    quoted = std::string(what.substr(1, close - 1));
+    if (quoted.empty()) return spec_error(text, what_col, "empty quoted name");
+    std::string_view rest = what.substr(close + 1);
+    if (!rest.empty() && rest[0] != '@' && rest[0] != '+')
+      return spec_error(text, what_col + close + 1, "after a quoted name only @VERSION and +OFFSET may follow");
+    what = rest;
+  }
   // "+OFF" only when what follows the last '+' is a number: "operator+" stays a name.
-  if (auto plus = what.rfind('+'); plus != std::string_view::npos && plus > 0 && plus + 1 < what.size() &&
-                                   std::isdigit(static_cast<unsigned char>(what[plus + 1]))) {
+  if (auto plus = what.rfind('+'); plus != std::string_view::npos && (plus > 0 || !quoted.empty()) &&
+                                   plus + 1 < what.size() && std::isdigit(static_cast<unsigned char>(what[plus + 1]))) {
     auto off = parse_number(what.substr(plus + 1));
     if (!off)
       return spec_error(text, what_col + plus + 1, "bad offset '" + std::string(what.substr(plus + 1)) + "'");
@@ -141,7 +232,7 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
     if (spec.is_return && *off != 0)
       return spec_error(text, what_col + plus, "a return probe goes on the function entry, not +OFF");
   }
-  if (auto at = what.find('@'); at != std::string_view::npos && at > 0) {
+  if (auto at = what.find('@'); at != std::string_view::npos && (at > 0 || !quoted.empty())) {
     bool dflt = what.compare(at, 2, "@@") == 0;
     std::string_view ver = what.substr(at + (dflt ? 2 : 1));
     if (ver.empty()) return spec_error(text, what_col + at, "empty symbol version after '@'");
@@ -149,9 +240,9 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
     f.default_version_only = dflt;
     what = what.substr(0, at);
   }
-  if (what.empty()) return spec_error(text, what_col, "no function name");
-  f.name = std::string(what);
-  f.is_glob = what.find_first_of("*?[") != std::string_view::npos && what.find("operator") == std::string_view::npos;
+  if (quoted.empty() && what.empty()) return spec_error(text, what_col, "no function name");
+  f.name = quoted.empty() ? std::string(what) : quoted;
+  f.is_glob = f.name.find_first_of("*?") != std::string::npos;
   spec.what = std::move(f);
   return spec;
 }

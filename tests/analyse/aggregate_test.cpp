@@ -344,3 +344,62 @@ TEST(Aggregate, OptionErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// gcc's clones of one source function (`scale`, `scale.constprop.0` and `scale.isra.0`,
+// all named "scale" by the resolver) are one row, each adding the values it has; two
+// functions that share a symbol name but are not clones (two `static helper`s) are two.
+TEST(Aggregate, ClonesOfOneFunctionShareARow) {
+  std::vector<ProbeInfo> probes{
+      probe(0, ProbeKind::Entry, "scale", 0x1000, {"x", "k"}), probe(1, ProbeKind::Return, "scale", 0x1000, {"$retval"}),
+      probe(2, ProbeKind::Entry, "scale", 0x2000, {"x", "k"}), probe(3, ProbeKind::Return, "scale", 0x2000, {"$retval"}),
+      probe(4, ProbeKind::Entry, "helper", 0x3000), probe(5, ProbeKind::Entry, "helper", 0x4000),
+      probe(6, ProbeKind::Entry, "scale", 0x5000, {"x"}), probe(7, ProbeKind::Return, "scale", 0x5000, {"$retval"}),
+  };
+  const char* symbols[] = {"scale", "scale", "scale.constprop.0", "scale.constprop.0", "helper", "helper",
+                           "scale.isra.0", "scale.isra.0"};
+  for (std::size_t i = 0; i < probes.size(); i++) probes[i].symbol = symbols[i];
+  probes[2].values[1].source = ValueSource::Constant;  // k == 3 in the clone: DWARF's constant
+  const ProbeFunctions fns = group_probes(probes);
+  ASSERT_EQ(fns.functions.size(), 5u);
+  EXPECT_EQ(fns.functions[1].row, 0u);            // scale.constprop.0 joins scale
+  EXPECT_EQ(fns.functions[3].row, kNoFunction);   // the second helper is another function
+  EXPECT_EQ(fns.functions[4].row, 0u);            // scale.isra.0: gcc dropped k
+
+  for (bool by_thread : {false, true}) {
+    AggregateOptions options;
+    options.start_time = kStart;
+    if (by_thread) options.by = GroupBy::Thread;
+    Aggregator agg(fns, options);
+    EventLoop loop(fns, options.filter, options.start_time, agg);
+    uint64_t now = 0;
+    auto call = [&](uint32_t entry, uint64_t x, uint64_t k) {
+      loop.add(sample(entry, 1, t(now += 10), {x, k}));
+      loop.add(sample(entry + 1, 1, t(now += 10), {x * k}));
+    };
+    call(0, 1, 5), call(2, 2, 3), call(2, 3, 3);
+    loop.add(sample(6, 1, t(now += 10), {4}));
+    loop.add(sample(7, 1, t(now += 10), {40}));
+    loop.add(sample(4, 1, t(now += 10)));
+    loop.add(sample(5, 1, t(now += 10)));
+    loop.finish();
+    const auto totals = agg.function_totals();
+    std::map<std::pair<std::string, uint32_t>, uint64_t> calls;
+    for (const GroupStats& g : totals) calls[{fns.functions[g.function].name, g.function}] = g.calls;
+    EXPECT_EQ(calls, (std::map<std::pair<std::string, uint32_t>, uint64_t>{
+                         {{"scale", 0}, 4}, {{"helper", 2}, 1}, {{"helper", 3}, 1}}))
+        << "by thread: " << by_thread;
+    const GroupStats& scale = totals.front();
+    ASSERT_EQ(scale.values.size(), 3u);
+    EXPECT_EQ(scale.values[0].count, 4u);  // x of every call, whichever copy ran
+    EXPECT_EQ(scale.values[1].count, 3u);  // k: gcc dropped it from scale.isra.0
+    EXPECT_EQ(scale.values[1].max, 5u);
+    EXPECT_EQ(scale.values[2].count, 4u);  // $retval
+    EXPECT_EQ(scale.values[2].max, 40u);
+  }
+}
+
+}  // namespace
+}  // namespace uprof

@@ -12,6 +12,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "support/test_support.h"
@@ -191,6 +193,103 @@ TEST_P(ResolverBothArches, CxxNames) {
   auto all = r.resolve(*s, path);
   ASSERT_TRUE(all);
   EXPECT_EQ(all->size(), 3u);
+}
+
+// gcc's clones (tests/fixtures/clones.cpp): a name, with or without its parameter list,
+// picks every entry point of its source function, each under the source's name; a
+// clone named as such is that clone alone. Addresses checked against nm.
+TEST_P(ResolverBothArches, ClonesAreEntryPointsOfTheirFunction) {
+  const std::string o2 = fixture(GetParam(), "clones_O2"), wp = fixture(GetParam(), "clones_wp");
+  Resolver r;
+  auto entry_points = [&](const std::string& spec, const std::string& bin) {
+    std::map<std::string, uint64_t> by_symbol;
+    auto p = r.resolve(*parse_probe_spec(spec), bin);
+    EXPECT_TRUE(p) << spec << ": " << p.error().message;
+    if (!p) return by_symbol;
+    for (const auto& one : *p) {
+      by_symbol[one.symbol] = one.vaddr;
+      EXPECT_EQ(one.vaddr, nm_address(bin, one.symbol)) << spec << " " << one.symbol;
+    }
+    return by_symbol;
+  };
+  auto functions = [&](const std::string& spec, const std::string& bin) {
+    std::set<std::string> names;
+    auto p = r.resolve(*parse_probe_spec(spec), bin);
+    if (p)
+      for (const auto& one : *p) names.insert(one.function);
+    return names;
+  };
+  using Symbols = std::set<std::string>;
+  auto symbols = [](const std::map<std::string, uint64_t>& m) {
+    Symbols out;
+    for (const auto& [s, a] : m) out.insert(s);
+    return out;
+  };
+  // The function and its .constprop copy for k == 3.
+  const Symbols scale{"_ZN2ns5Klass5scaleEii", "_ZN2ns5Klass5scaleEii.constprop.0"};
+  EXPECT_EQ(symbols(entry_points("ns::Klass::scale(int, int)", o2)), scale);
+  EXPECT_EQ(symbols(entry_points("ns::Klass::scale", o2)), scale);
+  EXPECT_EQ(symbols(entry_points("_ZN2ns5Klass5scaleEii", o2)), scale);
+  EXPECT_EQ(functions("ns::Klass::scale", o2), (std::set<std::string>{"ns::Klass::scale(int, int)"}));
+  EXPECT_EQ(symbols(entry_points("ns::Klass::method(int, const ns::Big&, int)", o2)),
+            (Symbols{"_ZN2ns5Klass6methodEiRKNS_3BigEi", "_ZN2ns5Klass6methodEiRKNS_3BigEi.constprop.0.isra.0"}));
+  // Partial inlining: check and the part after its early return.
+  EXPECT_EQ(symbols(entry_points("check", o2)), (Symbols{"_Z5checki", "_Z5checki.part.0"}));
+  // -fwhole-program: the overloads exist only as clones; the parameter list picks one.
+  EXPECT_EQ(symbols(entry_points("ns::Klass::method(double)", wp)), Symbols{"_ZN2ns5Klass6methodEd.isra.0"});
+  EXPECT_EQ(functions("ns::Klass::method(double)", wp), (std::set<std::string>{"ns::Klass::method(double)"}));
+  EXPECT_EQ(symbols(entry_points("ns::Klass::method(int, ns::Big const&, int)", wp)),
+            Symbols{"_ZN2ns5Klass6methodEiRKNS_3BigEi.constprop.0.isra.0"});
+  auto amb = resolve_error(r, "ns::Klass::method", wp);
+  EXPECT_NE(amb.find("is ambiguous"), std::string::npos) << amb;
+  EXPECT_NE(amb.find("ns::Klass::method(double) [clone .isra.0] at 0x"), std::string::npos) << amb;
+  // A clone named as such.
+  EXPECT_EQ(functions("ns::Klass::scale(int, int) [clone .constprop.0]", o2),
+            (std::set<std::string>{"ns::Klass::scale(int, int) [clone .constprop.0]"}));
+  EXPECT_EQ(symbols(entry_points("_ZN2ns5Klass5scaleEii.constprop.0", o2)), Symbols{"_ZN2ns5Klass5scaleEii.constprop.0"});
+  // A glob takes every entry point too.
+  EXPECT_EQ(symbols(entry_points("ns::Klass::sc*", o2)), scale);
+  // A template's members as they are written, not as the demangler prints them
+  // ("std::vector<int, std::allocator<int> >::push_back(int const&)").
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(int const&)", o2)),
+            Symbols{"_ZNSt6vectorIiSaIiEE9push_backERKi"});
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(const int&)", o2)),
+            Symbols{"_ZNSt6vectorIiSaIiEE9push_backERKi"});
+  EXPECT_EQ(symbols(entry_points("std::vector<int>::push_back(int&&)", o2)), Symbols{"_ZNSt6vectorIiSaIiEE9push_backEOi"});
+}
+
+// C++ names with spaces and operators, in Debian's libstdc++ (its exported symbols;
+// addresses checked against nm -D).
+TEST(Resolver, CxxOperatorsInLibstdcxx) {
+  Resolver r;
+  const std::string lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+  auto dyn = [&](const std::string& sym) {
+    auto out = test::run_shell("nm -D " + lib + " | awk '{sub(/@.*/, \"\", $3)} $3 == \"" + sym + "\" {print $1}'");
+    return out.out.empty() ? 0 : std::stoull(out.out, nullptr, 16);
+  };
+  auto nw = resolve_one(r, "libstdc++:operator new(unsigned long)", "");
+  EXPECT_EQ(nw.symbol, "_Znwm");
+  EXPECT_EQ(nw.vaddr, dyn("_Znwm"));
+  EXPECT_EQ(resolve_one(r, "libstdc++:\"operator new[](unsigned long)\"", "").symbol, "_Znam");
+  // "operator delete*" is a glob: every operator delete, and nothing else.
+  auto del = r.resolve(*parse_probe_spec("libstdc++:operator delete*"), "");
+  ASSERT_TRUE(del) << del.error().message;
+  auto nm_count = test::run_shell("nm -DC " + lib + " | grep -c ' T operator delete'");
+  EXPECT_EQ(del->size(), std::stoul(nm_count.out));
+  for (const auto& p : *del) EXPECT_EQ(p.function.rfind("operator delete", 0), 0u) << p.function;
+  // "operator*": no function is named so, so it is a glob over every operator.
+  auto ops = r.resolve(*parse_probe_spec("libstdc++:operator*"), "");
+  ASSERT_TRUE(ops) << ops.error().message;
+  EXPECT_GT(ops->size(), del->size());
+  for (const auto& p : *ops) EXPECT_EQ(p.function.rfind("operator", 0), 0u) << p.function;
+  // The ABI tag tells the C++11 ABI's std::locale::name from the old one's.
+  EXPECT_EQ(resolve_one(r, "libstdc++:std::locale::name[abi:cxx11]() const", "").symbol, "_ZNKSt6locale4nameB5cxx11Ev");
+  EXPECT_EQ(resolve_one(r, "libstdc++:std::locale::name() const", "").symbol, "_ZNKSt6locale4nameEv");
+  // std::string as people write it: the old ABI's is "std::string" to the demangler,
+  // the C++11 ABI's "std::__cxx11::string".
+  EXPECT_EQ(resolve_one(r, "libstdc++:std::string::compare(const char*) const", "").symbol, "_ZNKSs7compareEPKc");
+  EXPECT_EQ(resolve_one(r, "libstdc++:std::__cxx11::string::compare(const char*) const", "").symbol,
+            "_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE7compareEPKc");
 }
 
 TEST_P(ResolverBothArches, LibraryByShortName) {

@@ -80,6 +80,91 @@ TEST(ProbeSpec, CxxNamesKeepTheirColons) {
   EXPECT_FALSE(fn(*op).offset);
 }
 
+// C++ names hold spaces where the demangler prints them; values follow after a space
+// that ends the name (probe_spec.h: "Where the location ends").
+TEST(ProbeSpec, CxxNamesWithSpacesAndOperators) {
+  struct Case {
+    const char* text;
+    const char* object;
+    const char* name;
+    std::vector<std::string> values;
+  };
+  const Case cases[] = {
+      {"libstdc++:operator new(unsigned long)", "libstdc++", "operator new(unsigned long)", {}},
+      {"operator new(unsigned long) $arg1", "", "operator new(unsigned long)", {"$arg1"}},
+      {"operator delete*", "", "operator delete*", {}},
+      {"operator delete* %di", "", "operator delete*", {"%di"}},
+      {"operator new[](unsigned long)", "", "operator new[](unsigned long)", {}},
+      {"std::vector<int>::push_back(int const&) %si", "", "std::vector<int>::push_back(int const&)", {"%si"}},
+      {"std::vector<int, std::allocator<int> >::size() const", "", "std::vector<int, std::allocator<int> >::size() const", {}},
+      {"ns::V::get() const $retval", "", "ns::V::get() const", {"$retval"}},
+      {"ns::V::operator<(ns::V const&) const %di", "", "ns::V::operator<(ns::V const&) const", {"%di"}},
+      {"ns::V::operator< %di", "", "ns::V::operator<", {"%di"}},
+      {"ns::V::operator<<(int) %si", "", "ns::V::operator<<(int)", {"%si"}},
+      {"ns::V::operator->", "", "ns::V::operator->", {}},
+      {"std::less<int>::operator()(int const&, int const&) const", "", "std::less<int>::operator()(int const&, int const&) const", {}},
+      {"ns::V::operator unsigned long() const x", "", "ns::V::operator unsigned long() const", {"x"}},
+      {"ns::V::operator bool() %di", "", "ns::V::operator bool()", {"%di"}},
+      {"ns::Klass::method(double) [clone .isra.0] $arg1", "", "ns::Klass::method(double) [clone .isra.0]", {"$arg1"}},
+      {"libstdc++:std::locale::name[abi:cxx11]() const", "libstdc++", "std::locale::name[abi:cxx11]() const", {}},
+      {"f[abi:cxx11]()", "", "f[abi:cxx11]()", {}},
+      {"ns::V::operator%", "", "ns::V::operator%", {}},
+      {"libstdc++:\"operator new[](unsigned long)\" $arg1", "libstdc++", "operator new[](unsigned long)", {"$arg1"}},
+      {"\"operator\" %di", "", "operator", {"%di"}},
+      // A word that is not a C++ keyword ends the name: here a parameter to capture.
+      {"add a b", "", "add", {"a", "b"}},
+  };
+  for (const Case& c : cases) {
+    auto s = parse_probe_spec(c.text);
+    ASSERT_TRUE(s) << c.text << ": " << s.error().message;
+    EXPECT_EQ(s->object, c.object) << c.text;
+    EXPECT_EQ(fn(*s).name, c.name) << c.text;
+    std::vector<std::string> values;
+    for (const auto& v : s->values) values.push_back(v.text);
+    EXPECT_EQ(values, c.values) << c.text;
+    EXPECT_FALSE(s->is_return) << c.text;
+    EXPECT_FALSE(fn(*s).offset) << c.text;
+  }
+}
+
+TEST(ProbeSpec, SuffixesAfterOperatorsAndQuotes) {
+  auto r = parse_probe_spec("operator delete*%return");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(fn(*r).name, "operator delete*");
+  EXPECT_TRUE(r->is_return);
+  auto star = parse_probe_spec("Vec::operator*%return $retval");
+  ASSERT_TRUE(star) << star.error().message;
+  EXPECT_EQ(fn(*star).name, "Vec::operator*");
+  EXPECT_TRUE(star->is_return);
+  auto q = parse_probe_spec("libstdc++:\"operator new(unsigned long)\"@@GLIBCXX_3.4+0x4");
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_EQ(fn(*q).name, "operator new(unsigned long)");
+  EXPECT_EQ(fn(*q).version, "GLIBCXX_3.4");
+  EXPECT_EQ(fn(*q).offset, 4u);
+  auto qr = parse_probe_spec("\"operator new(unsigned long)\"%return $retval");
+  ASSERT_TRUE(qr) << qr.error().message;
+  EXPECT_TRUE(qr->is_return);
+  EXPECT_EQ(qr->values.at(0).text, "$retval");
+  EXPECT_EQ(parse_probe_spec("\"operator new").error().message, "spec: '\"operator new': unterminated quote (at column 1)");
+  EXPECT_EQ(parse_probe_spec("\"\"").error().message, "spec: '\"\"': empty quoted name (at column 1)");
+  EXPECT_EQ(parse_probe_spec("\"f\"x").error().message,
+            "spec: '\"f\"x': after a quoted name only @VERSION and +OFFSET may follow (at column 4)");
+  // An operator's characters are its name: "operator%ret" is one (quote it to mean otherwise).
+  EXPECT_EQ(fn(*parse_probe_spec("operator%ret")).name, "operator%ret");
+  EXPECT_EQ(fn(*parse_probe_spec("\"a b\":f")).name, "f");
+  EXPECT_EQ(parse_probe_spec("\"a b\":f")->object, "a b");
+}
+
+// '*' and '?' make a glob (on symbols and demangled names); whether a name with them
+// is a glob or names one function is the resolver's call: an exact name wins.
+TEST(ProbeSpec, GlobMarks) {
+  EXPECT_TRUE(fn(*parse_probe_spec("operator*")).is_glob);
+  EXPECT_TRUE(fn(*parse_probe_spec("operator delete*")).is_glob);
+  EXPECT_TRUE(fn(*parse_probe_spec("ns::Klass::meth?d")).is_glob);
+  EXPECT_FALSE(fn(*parse_probe_spec("operator[]")).is_glob);
+  EXPECT_FALSE(fn(*parse_probe_spec("f[abi:cxx11]()")).is_glob);
+}
+
 TEST(ProbeSpec, Glob) {
   auto s = parse_probe_spec("sql*");
   ASSERT_TRUE(s);

@@ -126,8 +126,12 @@ class Aggregator final : public EventSink {
   // a new name (exec, prctl) or whose tid another process reuses starts a new
   // generation, so its calls after that are a group of their own, with that name.
   uint32_t thread_id(uint32_t pid, uint32_t tid, std::string_view comm);
+  // The function whose row `function`'s calls go to: the clone it joins (FunctionInfo::row), or itself.
+  uint32_t row_of(uint32_t function) const;
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
-  void add_values(GroupStats& g, uint32_t probe, std::span<const uint64_t> values, uint32_t missing) const;
+  // Values of `probe` of `function`, into the row `g` (of that function or the clone whose row it joins).
+  void add_values(GroupStats& g, uint32_t function, uint32_t probe, std::span<const uint64_t> values,
+                  uint32_t missing) const;
 
   std::vector<FunctionInfo> functions_;
   std::vector<uint32_t> entry_probe_of_;     // per function, kNoProbe when none
@@ -141,6 +145,9 @@ class Aggregator final : public EventSink {
 
   std::vector<GroupStats> groups_;
   std::vector<uint32_t> group_of_function_;  // when !keyed_
+  // Per function that joins another's row (a clone): for each of its value slots, the
+  // row's slot of the same name and type, or -1 (none, or not captured there).
+  std::vector<std::vector<int32_t>> slot_in_row_;
   FlatIndex group_index_;
   FlatIndex::Key last_key_{};
   uint32_t last_group_ = UINT32_MAX;

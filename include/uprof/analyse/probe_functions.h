@@ -24,6 +24,15 @@
 //   #5 Exit   inner  ./app  vaddr 0x1276 off 0x6    -> function 3 (a tail call: jmp leaf)
 //   #6 Exit   inner  ./app  vaddr 0x12a0 off 0x30   -> function 3 (ret)
 //
+// The entry points of one source function, which the resolver names alike (gcc's clones
+// `scale.constprop.0` and `scale` are both "scale"), stay functions of their own for
+// pairing, and share one report row (`row`): same file, same name, distinct symbols of
+// one clone family. Two `static helper` of two source files have one symbol name and are
+// not clones: two rows. (The row adds up a clone's values where they match its own by
+// name and type: analyse/aggregate.h.)
+//   #9  Entry  scale  ./app  symbol scale              -> function 5 "scale"
+//   #10 Entry  scale  ./app  symbol scale.constprop.0  -> function 6 "scale", row 5
+//
 // USDT probes (ProbeInfo::usdt) group by name, not address: every site of one
 // PROVIDER:NAME in a file is one function. Two names of one provider that make a pair,
 // X__start/X__done, X__entry/X__return or X__begin/X__end, are one paired function
@@ -74,6 +83,9 @@ struct FunctionInfo {
   // equal, each an index into its own probe's values.
   bool usdt = false;
   std::vector<std::pair<uint16_t, uint16_t>> key{};
+  // The function whose report row this one's calls join (a clone of the same source
+  // function, see above); kNoFunction for its own row.
+  uint32_t row = kNoFunction;
 
   bool paired() const { return entry_probe != kNoProbe && return_probe != kNoProbe; }
 };

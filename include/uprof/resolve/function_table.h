@@ -6,7 +6,10 @@
 // - names at one address are one function with aliases ("add" and "add_alias");
 //   the primary name is the global one, then weak, then local, then the shortest;
 // - each name keeps its symbol version ("memcpy@@GLIBC_2.14", hidden "@GLIBC_2.2.5");
-// - C++ names are demangled for matching and display.
+// - C++ names are demangled for matching and display, and match as people write them
+//   (resolve/cxx_name.h: "std::vector<int>::push_back(const int&)");
+// - a compiler clone ("scale.constprop.0", "ns::f(int) [clone .isra.0]") answers to the
+//   name of its source function ("scale", "ns::f(int)"), as the function itself does.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "uprof/resolve/cxx_name.h"
 #include "uprof/resolve/elf_file.h"
 
 namespace uprof {
@@ -31,11 +35,16 @@ struct Function {
   uint64_t size = 0;
   std::vector<SymbolName> names;   // primary first
   std::string demangled;           // of the primary name; "" when not a C++ name
+  // The source function's name to show a person, without clone marks: "scale" for
+  // "scale.constprop.0", "ns::f(int)" for "ns::f(int) [clone .isra.0]".
+  std::string source;
   bool is_ifunc = false;
 
   const std::string& name() const { return names.front().name; }
-  // The name to show a person: demangled when C++.
+  // The name to show a person: demangled when C++, clone marks and all.
   const std::string& display_name() const { return demangled.empty() ? name() : demangled; }
+  // The clone marks of the primary name (".isra.0"), "" for the function itself.
+  std::string_view clone() const { return clone_suffix(name()); }
   uint8_t bind() const { return names.front().bind; }
 };
 
@@ -46,14 +55,18 @@ class FunctionTable {
   const std::vector<Function>& functions() const { return functions_; }  // sorted by address
   bool empty() const { return functions_.empty(); }
 
-  // Functions with a symbol named exactly `name`; with a version, only that
-  // version (default versions only when `default_only`). Without a version a
-  // default version beats a hidden one of the same name.
+  // Functions with a symbol named exactly `name`, and the clones of such a name
+  // ("scale" finds "scale.constprop.0"); with a version, only that version (default
+  // versions only when `default_only`). Without a version a default version beats a
+  // hidden one of the same name.
   std::vector<const Function*> find_exact(std::string_view name, const std::optional<std::string>& version = {},
                                           bool default_only = false) const;
-  // C++: "ns::Klass::method" matches every overload, "ns::Klass::method(int)" one.
+  // C++: "ns::Klass::method" matches every overload, "ns::Klass::method(int)" one
+  // (and its clones); a parameter list without the qualifiers after it matches a
+  // function that has them when none matches exactly ("V::get()" for "V::get() const").
   std::vector<const Function*> find_cxx(std::string_view name) const;
-  // fnmatch(3) over symbol names and demangled names (with and without parameters).
+  // fnmatch(3) with '*' and '?' over symbol names and demangled names (with and without
+  // parameters and clone marks); '[' and ']' are plain characters ("operator[]").
   std::vector<const Function*> find_glob(std::string_view pattern) const;
   // The function whose [addr, addr + size) holds `addr`.
   const Function* containing(uint64_t addr) const;
@@ -63,10 +76,5 @@ class FunctionTable {
  private:
   std::vector<Function> functions_;
 };
-
-// "ns::Klass::method(int) const" -> "ns::Klass::method"; "int ns::twice<int>(int)" -> "ns::twice<int>".
-std::string strip_cxx_parameters(std::string_view demangled);
-// Demangles an Itanium C++ name; "" when `name` is not one.
-std::string demangle(std::string_view name);
 
 }  // namespace uprof

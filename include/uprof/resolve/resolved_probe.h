@@ -48,9 +48,25 @@ struct ResolvedProbe {
   bool usdt = false;
   std::vector<UsdtArg> usdt_args{};
   uint64_t semaphore_offset = 0;
+  // The probe is named after another function than its symbol's:
+  // a compiler clone under its source function's name ("scale" at `scale.constprop.0`):
+  // its clone marks, ".constprop.0";
+  std::string clone{};
+  // the implementation an IFUNC resolves to ("strlen" at `__strlen_evex`): how that
+  // was known, "IFUNC, selected for this CPU".
+  std::string ifunc_choice{};
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139".
   std::string label() const;
+  // The label and what the probe really is, when its symbol is another's:
+  // "scale [clone .constprop.0]", "strlen -> __strlen_evex (IFUNC, selected for this CPU)".
+  std::string describe() const;
 };
+
+// What a person should know about how specs resolved, one line each: the implementation
+// each IFUNC selects, and the functions probed at more than one entry point (clones).
+//   strlen -> __strlen_evex (IFUNC, selected for this CPU)
+//   ns::Klass::scale(int, int): 2 entry points, the function and its clone .constprop.0, counted as one function
+std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& probes);
 
 }  // namespace uprof

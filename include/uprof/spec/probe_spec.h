@@ -3,14 +3,33 @@
 //   SPEC     := LOCATION [VALUE ...]             values are separated by spaces
 //   LOCATION := [OBJECT ':'] WHAT ['%return']
 //   OBJECT   := a path (has '/') | a file in the current directory | a library short
-//               name ("libc", "libfx.so.1"), looked up as the loader would
+//               name ("libc", "libfx.so.1", "libstdc++"), looked up as the loader would
 //   WHAT     := FUNC ['@' ['@'] VERSION] ['+' OFFSET]     add, memcpy@@GLIBC_2.14, add+0x8
+//             | '"' ANY '"' ['@' ...] ['+' OFFSET]         "operator new(unsigned long)"
 //             | OFFSET                                     0x1139: a raw file offset
-//   FUNC     := a symbol name, a C++ name ("ns::Klass::method", "ns::f(int)"), or a glob ("sql*")
+//   FUNC     := a symbol name, a C++ name ("ns::Klass::method", "ns::f(int)"), or a glob
+//               ("sql*", "operator delete*": '*' and '?', on symbols and demangled names)
 //   LOCATION := 'usdt:' [OBJECT ':'] PROVIDER ':' NAME    a USDT (SystemTap SDT) probe; globs
 //               in PROVIDER and NAME ("usdt:python:function__*"); no %return, no +OFF
 //
-// The OBJECT separator is the first ':' that is not half of a C++ "::".
+// Where the location ends. Values are separated by spaces, and C++ names hold spaces as
+// the demangler prints them; a space ends the location only when it is outside
+// (), <>, [] and "quotes", and none of these continues the name:
+//   - the word `operator` before it: "operator new(unsigned long)", "operator delete*",
+//     "Vec::operator bool()"; the characters of an operator are its name, not brackets:
+//     "operator<", "operator()(int)", "operator->"
+//   - a word after it that no value can be, a C++ keyword of a type or a qualifier, or
+//     a clone mark: "f() const", "operator unsigned long()", "f(int) [clone .isra.0]"
+// So "add %di $retval", "ns::f(int, long) %di", "operator new(unsigned long) $arg1" and
+// "ns::V::get() const $retval" all split where a perf or bpftrace user expects. Anything
+// else goes in double quotes (bpftrace's way): 'libstdc++:"operator new[](unsigned long)" $arg1'.
+//
+// Globs and exact names: a FUNC with '*' or '?' is first looked up as a name, then as a
+// glob. "operator*" is a glob (every operator) unless a function is named exactly that;
+// "Vec::operator*" and "f(char*)" are names when the file has them.
+//
+// The OBJECT separator is the first ':' that is not half of a C++ "::" and not inside
+// brackets ("f[abi:cxx11]()") or quotes.
 // Examples: "add", "./mytest:add%return", "libc:malloc", "mytest:0x1139", "add+0x10",
 //           "'ns::Klass::method(int)'", "add %di %si".
 #pragma once
@@ -32,7 +51,7 @@ struct FunctionRef {
   std::optional<std::string> version;
   bool default_version_only = false; // "@@VER" rather than "@VER"
   std::optional<uint64_t> offset;    // "+OFF" into the function
-  bool is_glob = false;
+  bool is_glob = false;              // holds '*' or '?': a glob unless a function has that name
 };
 
 struct RawOffset {
