@@ -42,6 +42,16 @@ struct ReportModel {
 // probe's, else the recording's single figure (files that hold no per-probe ones).
 std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const ProbeFunctions& functions);
 
-Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options);
+// A second consumer of the stream build_report reads, beside its Aggregator: what a
+// picture needs and the model does not keep (call_timeline.h). `begin` is called once
+// the model's options are final (compensation, start time), before the first event.
+class ReportSink : public EventSink {
+ public:
+  virtual void begin(const ReportModel& /*model*/) {}
+};
+
+// `also`, when given, hears every event the Aggregator hears.
+Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options,
+                                 ReportSink* also = nullptr);
 
 }  // namespace uprof
