@@ -9,17 +9,12 @@
 #include <sstream>
 
 #include "uprof/analyse/duration_format.h"
+#include "uprof/present/report_notes.h"
 #include "uprof/present/text_table.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {
 namespace {
-
-std::string join_command(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
 
 void render_histogram(std::ostringstream& os, const std::vector<HistBucket>& buckets, std::size_t width,
                       uint64_t underflow, uint64_t overflow, std::optional<uint64_t> lo,
@@ -44,6 +39,12 @@ void render_histogram(std::ostringstream& os, const std::vector<HistBucket>& buc
 }
 
 }  // namespace
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
 
 Result<SortKey> parse_sort_key(std::string_view s) {
   if (s == "total") return SortKey::Total;
@@ -79,8 +80,10 @@ std::string group_label(const ReportModel& m, const GroupStats& g) {
   return s;
 }
 
-std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) {
-  std::vector<std::size_t> idx(m.groups.size());
+std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) { return sort_order(m, m.groups, key); }
+
+std::vector<std::size_t> sort_order(const ReportModel& m, const std::vector<GroupStats>& groups, SortKey key) {
+  std::vector<std::size_t> idx(groups.size());
   std::iota(idx.begin(), idx.end(), 0);
   auto metric = [&](const GroupStats& g) -> double {
     switch (key) {
@@ -94,7 +97,7 @@ std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) {
     return 0;
   };
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const auto &ga = m.groups[a], &gb = m.groups[b];
+    const auto &ga = groups[a], &gb = groups[b];
     if (key == SortKey::Name) return group_label(m, ga) < group_label(m, gb);
     double ma = metric(ga), mb = metric(gb);
     if (ma != mb) return ma > mb;
@@ -136,19 +139,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
   }
   os << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
-  if (m.options.compensate_ns) {
-    const auto& by = m.options.compensate_by_function;
-    auto [lo, hi] = std::minmax_element(by.begin(), by.end());
-    if (by.empty() || *lo == *hi)
-      os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
-         << " (the probes' own cost per call, from 'uprof bench') taken off every duration";
-    else
-      os << "latency:  compensated: " << format_duration(*lo) << " to " << format_duration(*hi)
-         << " (each function's probes' own cost per call, by its first instruction, from 'uprof bench')"
-            " taken off every duration";
-    os << (m.options.compensate_nested ? ", and what the probe hits inside each call cost" : "")
-       << ", at least 0\n";
-  }
+  if (std::string comp = compensation_text(m); !comp.empty()) os << "latency:  " << comp << "\n";
   if (m.filtered_out) os << "filtered: " << with_commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
@@ -188,17 +179,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         if (g.unmatched[r])
           os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
-    if (g.calls_spanning_loss)
-      section("  " + with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
-    // Probed calls inside: their probes' whole cost is in this function's durations.
-    if (!m.options.compensate && g.latency.count() && g.nested_probe_ns * 2 > g.latency.total())
-      section("  note: the probe hits inside its calls cost ~" + format_duration(g.nested_probe_ns) + " of its " +
-              format_duration(g.latency.total()) + " total: the probed callees' probes dominate what is measured "
-              "(--compensate takes them off)");
-    if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
-        cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
-      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
-              format_duration(cost) + " per call): the probe dominates what is measured");
+    for (const std::string& note : group_notes(m, g)) section("  " + note);
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");
@@ -210,23 +191,9 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
       }
     }
     if (o.values) {
-      for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
-        const ValueStats& vs = g.values[v];
-        const ValueSpec& spec = f.values[v];
-        if (!vs.count || !has_value_stats(spec)) continue;
-        // Strings have no order worth showing (their ids are the order they were first seen).
-        std::string line = "  " + spec.name + (spec.is_string() ? std::string(": ") + with_commas(vs.count) + (vs.count == 1 ? " string" : " strings")
-                                                                : ": min " + format_value(vs.min, spec) + ", max " +
-                                                                      format_value(vs.max, spec));
-        // Only values the sketch can vouch for: seen at least twice for sure.
-        std::string frequent;
-        for (const auto& e : vs.top.top(o.top_values))
-          if (e.count - e.error >= 2)
-            frequent += " " + format_value(e.value, spec) + " (" + with_commas(e.count - e.error) +
-                        (e.error ? "-" + with_commas(e.count) : "") + ")";
-        line += frequent.empty() ? "; no value repeats often" : "; most frequent:" + frequent;
-        section(line);
-      }
+      for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++)
+        if (std::string line = value_summary(f.values[v], g.values[v], o.top_values); !line.empty())
+          section("  " + line);
     }
   }
   return os.str();

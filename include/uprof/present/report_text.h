@@ -24,6 +24,8 @@ struct TextReportOptions {
 std::string render_text_report(const ReportModel& m, const TextReportOptions& o);
 
 // Pieces shared by the other formats.
+// The recorded command line, its words joined by spaces.
+std::string join_command(const std::vector<std::string>& argv);
 std::string group_label(const ReportModel& m, const GroupStats& g);
 // A normalised value as its ValueSpec says to print it: signed or unsigned decimal.
 std::string format_value(uint64_t normalized, const ValueSpec& spec);
@@ -32,6 +34,8 @@ std::string format_value(uint64_t normalized, const ValueSpec& spec);
 bool has_value_stats(const ValueSpec& spec);
 // Groups in the order the sort key asks for (indices into m.groups).
 std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key);
+// The same for any groups of `m` (m.totals: one per function).
+std::vector<std::size_t> sort_order(const ReportModel& m, const std::vector<GroupStats>& groups, SortKey key);
 // "2026-12-02 12:05:31 UTC"
 std::string format_wall_time(uint64_t realtime_ns);
 // Seconds the recording covers (trailer end, else the last event, minus the start).
