@@ -16,13 +16,13 @@ HeatGrid::HeatGrid(uint32_t columns, unsigned rows_per_octave)
 
 // Doubles the columns' width, merging pairs, until `time` falls in the last column or before.
 void HeatGrid::widen(uint64_t time) {
-  while (time / column_ns_ >= columns_) {
+  while ((time >> column_shift_) >= columns_) {
     for (uint32_t r = 0; r < rows_; ++r) {
       uint64_t* row = &counts_[static_cast<std::size_t>(r) * columns_];
       for (uint32_t c = 0; c < columns_ / 2; ++c) row[c] = row[2 * c] + row[2 * c + 1];
       std::fill(row + columns_ / 2, row + columns_, 0);
     }
-    column_ns_ *= 2;
+    ++column_shift_;
   }
 }
 
@@ -49,9 +49,9 @@ void HeatGrid::add(uint64_t time, uint64_t duration, uint64_t times) {
   // A zero duration (compensated away) sits in the lowest row there is, or in the 1ns row.
   int bin = scale_.bin(duration);
   if (bin == LogScale::kZeroBin) bin = rows_ ? first_bin_ : 0;
-  fit_row(bin);
-  if (time / column_ns_ >= columns_) widen(time);
-  const auto col = static_cast<uint32_t>(time / column_ns_);
+  if (rows_ == 0 || bin < first_bin_ || bin >= first_bin_ + static_cast<int>(rows_)) fit_row(bin);
+  if ((time >> column_shift_) >= columns_) widen(time);
+  const auto col = static_cast<uint32_t>(time >> column_shift_);
   counts_[static_cast<std::size_t>(bin - first_bin_) * columns_ + col] += times;
   total_ += times;
 }

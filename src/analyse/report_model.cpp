@@ -6,42 +6,27 @@ namespace uprof {
 
 namespace {
 
-// Hands every event to the report's Aggregator, then to a second sink.
-class TeeSink final : public EventSink {
+// The report's Aggregator, and an observer of its calls. The Aggregator is final: its
+// calls here are direct, so the wrapper adds no second virtual call per event.
+class ObservedAggregator final : public EventSink {
  public:
-  TeeSink(EventSink& a, EventSink& b) : a_(a), b_(b) {}
+  ObservedAggregator(Aggregator& agg, CallObserver& observer) : agg_(agg), observer_(observer) {}
   void on_call(const Call& c, std::string_view comm) override {
-    a_.on_call(c, comm);
-    b_.on_call(c, comm);
+    agg_.on_call(c, comm);
+    observer_.on_call(c, comm);
   }
-  void on_unmatched(const Unmatched& u, std::string_view comm) override {
-    a_.on_unmatched(u, comm);
-    b_.on_unmatched(u, comm);
-  }
-  void on_hit(const Hit& h, std::string_view comm) override {
-    a_.on_hit(h, comm);
-    b_.on_hit(h, comm);
-  }
+  void on_unmatched(const Unmatched& u, std::string_view comm) override { agg_.on_unmatched(u, comm); }
+  void on_hit(const Hit& h, std::string_view comm) override { agg_.on_hit(h, comm); }
   void on_sample(const Event& e, uint32_t function, std::optional<uint64_t> d, std::string_view comm) override {
-    a_.on_sample(e, function, d, comm);
-    b_.on_sample(e, function, d, comm);
+    agg_.on_sample(e, function, d, comm);
   }
-  void on_lost(const Event& e) override {
-    a_.on_lost(e);
-    b_.on_lost(e);
-  }
-  void on_thread(uint32_t pid, uint32_t tid, std::string_view comm) override {
-    a_.on_thread(pid, tid, comm);
-    b_.on_thread(pid, tid, comm);
-  }
-  void on_paired() override {
-    a_.on_paired();
-    b_.on_paired();
-  }
+  void on_lost(const Event& e) override { agg_.on_lost(e); }
+  void on_thread(uint32_t pid, uint32_t tid, std::string_view comm) override { agg_.on_thread(pid, tid, comm); }
+  void on_paired() override { agg_.on_paired(); }
 
  private:
-  EventSink& a_;
-  EventSink& b_;
+  Aggregator& agg_;
+  CallObserver& observer_;
 };
 
 }  // namespace
@@ -60,7 +45,7 @@ std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const Pr
   return out;
 }
 
-Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options, ReportSink* also) {
+Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options, CallObserver* calls) {
   UPROF_ASSIGN(DataFileReader reader, DataFileReader::open(path));
   ReportModel m;
   m.path = path;
@@ -91,9 +76,12 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
     m.options.compensate_nested = m.options.compensate;
   }
   Aggregator agg(m.functions, m.options);
-  if (also) also->begin(m);
-  TeeSink tee(agg, also ? static_cast<EventSink&>(*also) : agg);
-  EventSink& sink = also ? static_cast<EventSink&>(tee) : agg;
+  std::optional<ObservedAggregator> observed;
+  if (calls) {
+    calls->begin(m);
+    observed.emplace(agg, *calls);
+  }
+  EventSink& sink = observed ? static_cast<EventSink&>(*observed) : agg;
   EventLoop loop(m.functions, m.options.filter, m.options.start_time, sink, hit_costs);
   const ReadCounts read = read_events(reader, loop);
   m.events = read.events;

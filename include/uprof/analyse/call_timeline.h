@@ -8,9 +8,9 @@
 // The grid has a fixed number of columns: when a call lands past the last one, the
 // columns double in width (pairs merge), so it always spans what it has seen. Rows are
 // LogScale bins, added as the range of durations grows.
-//   calls over 8 s, 120 columns starting 1024ns wide: they double 16 times, to 2^26 ns
-//   (67ms): 120 of them span 8.05 s. Memory: 120 x (rows: 4 per power of two of
-//   latency range) counters, e.g. 120 x 40 for 1us..1ms.
+//   calls over 8 s, 160 columns starting 1024ns wide: they double 16 times, to 2^26 ns
+//   (67ms): 160 of them span 10.7 s. Memory: 160 x (rows: 4 per power of two of
+//   latency range) counters, e.g. 160 x 40 for 1us..1ms.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +33,7 @@ struct TimedCall {
 struct TimelineLimits {
   uint32_t exact_calls = 2'000;  // calls kept one by one before the grid takes over
   uint32_t outliers = 24;        // slowest calls kept past that
-  uint32_t columns = 120;
+  uint32_t columns = 160;
   unsigned rows_per_octave = 4;
 };
 
@@ -44,7 +44,8 @@ class HeatGrid {
   void add(uint64_t time, uint64_t duration, uint64_t times = 1);
 
   uint32_t columns() const { return columns_; }
-  uint64_t column_ns() const { return column_ns_; }   // each column covers [i * column_ns, (i + 1) * column_ns)
+  // Each column covers [i * column_ns, (i + 1) * column_ns); a power of two.
+  uint64_t column_ns() const { return uint64_t{1} << column_shift_; }
   const LogScale& scale() const { return scale_; }
   // Rows are LogScale bins first_bin() .. first_bin() + rows() - 1; durations of 0 count in
   // first_bin()'s row. Empty until the first add.
@@ -59,7 +60,7 @@ class HeatGrid {
 
   LogScale scale_;
   uint32_t columns_;
-  uint64_t column_ns_ = 1024;
+  unsigned column_shift_ = 10;  // columns of 1024ns to start with
   int first_bin_ = 0;
   uint32_t rows_ = 0;
   std::vector<uint64_t> counts_;  // row-major: rows_ x columns_
@@ -92,9 +93,9 @@ class CallTimeline {
   std::optional<HeatGrid> grid_;
 };
 
-// An EventSink for the report's stream (build_report's `also`): one CallTimeline per
+// An observer of the report's calls (build_report's `calls`): one CallTimeline per
 // function, fed every call the report counts, with the report's durations.
-class TimelineSink final : public ReportSink {
+class TimelineSink final : public CallObserver {
  public:
   explicit TimelineSink(TimelineLimits limits = {}) : limits_(limits) {}
 
