@@ -1,6 +1,7 @@
 #include "uprof/present/html_report.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "uprof/analyse/duration_format.h"
@@ -20,6 +21,17 @@ namespace {
 constexpr unsigned kBinsPerOctave = 8;  // histogram bars: 2^(1/8), 9% wide
 
 std::string text(std::string_view s) { return escape_markup(s); }
+
+// The shared sentences (report_notes.h) write durations as the terminal does, "16.4us";
+// the page writes "16.4µs" everywhere.
+std::string micro(std::string s) {
+  for (std::size_t at = s.find("us"); at != std::string::npos; at = s.find("us", at + 1)) {
+    const bool after_digit = at > 0 && s[at - 1] >= '0' && s[at - 1] <= '9';
+    const bool word_ends = at + 2 == s.size() || !std::isalpha(static_cast<unsigned char>(s[at + 2]));
+    if (after_digit && word_ends) s.replace(at, 2, "µs");
+  }
+  return s;
+}
 std::string code(std::string_view s) { return "<code>" + escape_markup(s) + "</code>"; }
 
 std::string function_anchor(uint32_t function) { return "fn-" + std::to_string(function); }
@@ -68,7 +80,7 @@ std::string header(const ReportModel& m) {
                         std::string(LatencyHistogram::kRelativeError * 100 < 0.5 ? "0.39%" : "1%") +
                         " (exact below 256ns), count, total, min and max exact";
   fact("Latency", text(latency));
-  if (std::string comp = compensation_text(m); !comp.empty()) fact("Compensation", text(comp));
+  if (std::string comp = compensation_text(m); !comp.empty()) fact("Compensation", text(micro(comp)));
   if (m.filtered_out)
     fact("Filtered", text(with_commas(m.filtered_out) + " calls and hits left out by the filters"));
   out += "</dl>";
@@ -145,6 +157,10 @@ std::string small_multiples(const ReportModel& m, uint32_t function, std::pair<d
                          : m.options.by == GroupBy::Process ? "process"
                                                             : "";
   std::string what = by.empty() ? m.options.by_value : m.options.by_value.empty() ? by : by + " and " + m.options.by_value;
+  // One group is the function itself: the plots above are its.
+  if (groups.size() == 1)
+    return "<h3>By " + text(what) + "</h3><p class=\"muted\">One group, " + text(split_label(m, *groups[0])) +
+           ": the plots above are its own.</p>";
   std::string out = "<h3>By " + text(what) + "</h3><p class=\"muted\">" + text(with_commas(groups.size())) +
                     (groups.size() == 1 ? " group" : " groups") +
                     ", most calls first; the same latency axis as above, each its own count axis" +
@@ -183,7 +199,7 @@ std::string function_section(const ReportModel& m, const TextReportOptions& o, c
   std::string out = "<section class=\"fn\" id=\"" + function_anchor(total.function) + "\" data-function=\"" +
                     text(f.name) + "\"><header><h2>" + code(f.name) + "</h2><span class=\"path mono\">" + text(f.path) +
                     "</span></header>";
-  for (const std::string& note : group_notes(m, total)) out += "<p class=\"note\">" + text(note) + "</p>";
+  for (const std::string& note : group_notes(m, total)) out += "<p class=\"note\">" + text(micro(note)) + "</p>";
 
   HtmlTable t{.columns = figure_columns(""), .rows = {}, .css_class = "figures"};
   t.columns.erase(t.columns.begin());

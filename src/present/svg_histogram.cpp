@@ -48,7 +48,7 @@ void draw_markers(std::string& out, const HistogramPlot& p, const LogAxis& x, co
   const int rows = p.compact ? 1 : 2;
   std::vector<double> row_end(static_cast<std::size_t>(rows), -1e9);
   for (const Label& l : labels) {
-    const double half = (kCharWidth * static_cast<double>(l.text.size()) + 4) / 2;
+    const double half = (kCharWidth * static_cast<double>(l.text.size()) + 8) / 2;
     for (int r = 0; r < rows; ++r) {
       double& end = row_end[static_cast<std::size_t>(r)];
       if (l.x - half < end) continue;

@@ -103,8 +103,11 @@ std::string plot_of(const std::string& html, const std::string& kind, const std:
   return html.substr(at, html.find("</svg>", at) + 6 - at);
 }
 
-// Text as the page holds it.
-std::string escaped(std::string s) { return std::regex_replace(s, std::regex("'"), "&#39;"); }
+// A sentence of the text report as the page holds it: escaped, and with "µs" for "us".
+std::string escaped(std::string s) {
+  s = std::regex_replace(s, std::regex("([0-9])us\\b"), "$1µs");
+  return std::regex_replace(s, std::regex("'"), "&#39;");
+}
 
 uint64_t total(const std::vector<Bar>& bars) {
   uint64_t n = 0;
