@@ -90,4 +90,5 @@ def main():
     }))
 
 
-main()
+if __name__ == "__main__":
+    main()
