@@ -289,6 +289,23 @@ TEST_F(HtmlReport, CompensationAndCutShortFilesAreShown) {
   EXPECT_NE(r.err.find("cut short"), std::string::npos);
 }
 
+// --by ms splits slow_add by its argument: the 1 ms sleeps and the 10 ms ones, each a
+// small histogram with its own calls, the 10 ms group's bars all above 8 ms.
+TEST_F(HtmlReport, ByAValueMakesOneSmallHistogramPerValue) {
+  auto r = run({uprof_binary(), "report", data(), "--format", "html", "--by", "ms", "-f", "slow_add"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string& html = r.out;
+  EXPECT_NE(html.find("<h3>By ms</h3>"), std::string::npos);
+  std::map<std::string, std::vector<Bar>> groups;
+  static const std::regex multiple(R"re(<svg class="plot hist compact"[^>]*data-group="ms = (\d+)")re");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), multiple); it != std::sregex_iterator(); ++it)
+    groups[(*it)[1]] = bars_after(html.substr(static_cast<std::size_t>(it->position())), "<svg");
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(total(groups["1"]), 30u);
+  EXPECT_EQ(total(groups["10"]), 10u);
+  for (const Bar& b : groups["10"]) EXPECT_GE(b.hi, 8'000'000u);
+}
+
 // Many calls: a heat strip counts every one of them, and --by-thread draws one small
 // histogram per thread. The probe's cost dominates add's calls: the note says so, as
 // the text report does.
