@@ -3,8 +3,9 @@
 (default 256), as an 8-bit palette PNG: a screenshot of a page is mostly a few flat
 colours, and its size drops to a third or less.
 
-The palette is the most frequent colours; every other colour (antialiased edges, the
-heat strip's shades) takes the nearest of them. Standard library only (the decoder is
+The palette is the most frequent colours that stand apart from each other, then the
+most frequent of the rest; every other colour (antialiased edges, the heat strip's
+shades) takes the nearest of them. Standard library only (the decoder is
 png_stats.py's).
 """
 import os
@@ -30,7 +31,19 @@ def main():
     counts = {}
     for p in pixels:
         counts[p] = counts.get(p, 0) + 1
-    palette = [c for c, _ in sorted(counts.items(), key=lambda kv: -kv[1])[:size]]
+    # Most frequent first, but a colour close to one already taken waits: a rare colour
+    # that stands apart (a red dot among blues) keeps its place. The slots left go to
+    # the most frequent of those that waited (the shades of antialiased edges).
+    by_count = [c for c, _ in sorted(counts.items(), key=lambda kv: -kv[1])]
+    palette, waited = [], []
+    for c in by_count:
+        if len(palette) == size:
+            break
+        if all(sum((p[k] - c[k]) ** 2 for k in range(3)) > 24 ** 2 for p in palette):
+            palette.append(c)
+        else:
+            waited.append(c)
+    palette += waited[:size - len(palette)]
     index = {c: i for i, c in enumerate(palette)}
     for c in counts:
         if c not in index:
