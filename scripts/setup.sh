@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev            # tests and benchmarks
   binutils                                 # nm/readelf/objcopy: independent checks, stripped fixtures
   python3-jsonschema                       # tests validate report JSON against docs/report.schema.json
+  chromium                                 # tests render the HTML report headless: its DOM, a screenshot, no network
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross   # arm64 fixtures
   libbpf-dev bpftool                       # the BPF engine: libbpf, and the skeleton of its BPF object
   systemtap-sdt-dev                        # <sys/sdt.h>: the USDT fixture's probes

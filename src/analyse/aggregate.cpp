@@ -261,9 +261,9 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by, comm);
   ++g.calls;
-  uint64_t comp = options_.compensate ? options_.compensation_for(c.function) + c.nested_probe_ns : 0;
-  uint64_t d = c.duration > comp ? c.duration - comp : 0;
-  g.below_compensation += comp && c.duration <= comp;
+  const uint64_t d = options_.duration_of(c);
+  g.below_compensation += options_.compensate && d == 0 &&
+                          c.duration <= options_.compensation_for(c.function) + c.nested_probe_ns;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;

@@ -137,6 +137,18 @@ std::vector<HistBucket> LatencyHistogram::log2_buckets() const {
   return out;
 }
 
+std::vector<HistBucket> LatencyHistogram::fine_buckets() const {
+  std::vector<HistBucket> out;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] == 0) continue;
+    const auto b = static_cast<uint32_t>(base_ + i);
+    const uint64_t lo = bucket_lo(b);
+    const uint64_t w = bucket_width(b);
+    out.push_back(HistBucket{.lo = lo, .hi = lo > UINT64_MAX - w ? UINT64_MAX : lo + w, .count = counts_[i]});
+  }
+  return out;
+}
+
 Result<LinearSpec> parse_linear_spec(std::string_view text) {
   const std::string_view whole = text;
   auto fail = [&](std::string_view why) {

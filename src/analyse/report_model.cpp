@@ -4,6 +4,33 @@
 
 namespace uprof {
 
+namespace {
+
+// The report's Aggregator, and an observer of its calls. The Aggregator is final: its
+// calls here are direct, so the wrapper adds no second virtual call per event.
+class ObservedAggregator final : public EventSink {
+ public:
+  ObservedAggregator(Aggregator& agg, CallObserver& observer) : agg_(agg), observer_(observer) {}
+  void on_call(const Call& c, std::string_view comm) override {
+    agg_.on_call(c, comm);
+    observer_.on_call(c, comm);
+  }
+  void on_unmatched(const Unmatched& u, std::string_view comm) override { agg_.on_unmatched(u, comm); }
+  void on_hit(const Hit& h, std::string_view comm) override { agg_.on_hit(h, comm); }
+  void on_sample(const Event& e, uint32_t function, std::optional<uint64_t> d, std::string_view comm) override {
+    agg_.on_sample(e, function, d, comm);
+  }
+  void on_lost(const Event& e) override { agg_.on_lost(e); }
+  void on_thread(uint32_t pid, uint32_t tid, std::string_view comm) override { agg_.on_thread(pid, tid, comm); }
+  void on_paired() override { agg_.on_paired(); }
+
+ private:
+  Aggregator& agg_;
+  CallObserver& observer_;
+};
+
+}  // namespace
+
 std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const ProbeFunctions& functions) {
   auto of_probe = [&](uint32_t probe) -> uint64_t {
     return probe < meta.probe_costs_ns.size() ? meta.probe_costs_ns[probe] : 0;
@@ -18,7 +45,7 @@ std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const Pr
   return out;
 }
 
-Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options) {
+Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options, CallObserver* calls) {
   UPROF_ASSIGN(DataFileReader reader, DataFileReader::open(path));
   ReportModel m;
   m.path = path;
@@ -49,7 +76,13 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
     m.options.compensate_nested = m.options.compensate;
   }
   Aggregator agg(m.functions, m.options);
-  EventLoop loop(m.functions, m.options.filter, m.options.start_time, agg, hit_costs);
+  std::optional<ObservedAggregator> observed;
+  if (calls) {
+    calls->begin(m);
+    observed.emplace(agg, *calls);
+  }
+  EventSink& sink = observed ? static_cast<EventSink&>(*observed) : agg;
+  EventLoop loop(m.functions, m.options.filter, m.options.start_time, sink, hit_costs);
   const ReadCounts read = read_events(reader, loop);
   m.events = read.events;
   m.samples = read.samples;

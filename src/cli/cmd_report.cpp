@@ -4,8 +4,11 @@
 
 #include "command.h"
 #include "filter_options.h"
+#include "output_file.h"
+#include "uprof/analyse/call_timeline.h"
 #include "uprof/analyse/duration_format.h"
 #include "uprof/analyse/report_model.h"
+#include "uprof/present/html_report.h"
 #include "uprof/present/report_formats.h"
 #include "uprof/present/report_text.h"
 
@@ -21,7 +24,8 @@ int cmd_report(int argc, char** argv) {
       "options");
   opts.add_options()("help,h", "show this help")(
       "input,i", po::value<std::string>()->default_value("uprof.data"), "data file")(
-      "format", po::value<std::string>()->default_value("text"), "text, json or csv")(
+      "format", po::value<std::string>()->default_value("text"), "text, json, csv or html (one self-contained page of plots)")(
+      "output,o", po::value<std::string>(), "write the report to this file instead of stdout")(
       "sort,s", po::value<std::string>()->default_value("total"), "calls, total, mean, p99, max or name")(
       "hist", po::value<std::string>()->default_value("log2"), "log2, linear:MIN:MAX:STEP (e.g. linear:0:10ms:1ms), or none")(
       "by", po::value<std::string>(), "split each function by the value of a captured argument (e.g. %di)")(
@@ -55,14 +59,20 @@ int cmd_report(int argc, char** argv) {
   to.top_values = vm["top"].as<std::size_t>();
 
   std::string format = vm["format"].as<std::string>();
-  if (format != "text" && format != "json" && format != "csv")
-    return usage_error("report", "--format takes text, json or csv");
+  if (format != "text" && format != "json" && format != "csv" && format != "html")
+    return usage_error("report", "--format takes text, json, csv or html");
+  auto out = OutputFile::open("report", vm.count("output") ? vm["output"].as<std::string>() : "");
+  if (!out) return fail(out.error().message);
 
-  auto model = build_report(vm["input"].as<std::string>(), ao);
+  // The HTML page also plots latency over time: a second sink on the same pass.
+  TimelineSink timelines;
+  auto model = build_report(vm["input"].as<std::string>(), ao, format == "html" ? &timelines : nullptr);
   if (!model) return fail(model.error().message);
-  if (format == "json") std::cout << render_json_report(*model, to);
-  else if (format == "csv") std::cout << render_csv_report(*model, to);
-  else std::cout << render_text_report(*model, to);
+  Status written = out->write(format == "json"   ? render_json_report(*model, to)
+                              : format == "csv"  ? render_csv_report(*model, to)
+                              : format == "html" ? render_html_report(*model, to, timelines.timelines())
+                                                 : render_text_report(*model, to));
+  if (!written) return fail(written.error().message);
   // A damaged file still reports what it holds; say so on stderr too, for scripts.
   for (const auto& p : model->problems) std::cerr << "uprof: " << model->path << ": " << p << "\n";
   return 0;

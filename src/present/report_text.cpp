@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "uprof/analyse/duration_format.h"
+#include "uprof/present/report_notes.h"
 #include "uprof/present/text_histogram.h"
 #include "uprof/present/text_table.h"
 #include "uprof/util/thousands.h"
@@ -49,8 +50,10 @@ std::string group_label(const ReportModel& m, const GroupStats& g) {
   return s;
 }
 
-std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) {
-  std::vector<std::size_t> idx(m.groups.size());
+std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) { return sort_order(m, m.groups, key); }
+
+std::vector<std::size_t> sort_order(const ReportModel& m, const std::vector<GroupStats>& groups, SortKey key) {
+  std::vector<std::size_t> idx(groups.size());
   std::iota(idx.begin(), idx.end(), 0);
   auto metric = [&](const GroupStats& g) -> double {
     switch (key) {
@@ -64,7 +67,7 @@ std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key) {
     return 0;
   };
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-    const auto &ga = m.groups[a], &gb = m.groups[b];
+    const auto &ga = groups[a], &gb = groups[b];
     if (key == SortKey::Name) return group_label(m, ga) < group_label(m, gb);
     double ma = metric(ga), mb = metric(gb);
     if (ma != mb) return ma > mb;
@@ -116,19 +119,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
   }
   os << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
-  if (m.options.compensate_ns) {
-    const auto& by = m.options.compensate_by_function;
-    auto [lo, hi] = std::minmax_element(by.begin(), by.end());
-    if (by.empty() || *lo == *hi)
-      os << "latency:  compensated: " << format_duration(m.options.compensate_ns)
-         << " (the probes' own cost per call, from 'uprof bench') taken off every duration";
-    else
-      os << "latency:  compensated: " << format_duration(*lo) << " to " << format_duration(*hi)
-         << " (each function's probes' own cost per call, by its first instruction, from 'uprof bench')"
-            " taken off every duration";
-    os << (m.options.compensate_nested ? ", and what the probe hits inside each call cost" : "")
-       << ", at least 0\n";
-  }
+  if (std::string comp = compensation_text(m); !comp.empty()) os << "latency:  " << comp << "\n";
   if (m.filtered_out) os << "filtered: " << with_commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
@@ -168,26 +159,7 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         if (g.unmatched[r])
           os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
-    if (g.below_compensation) {
-      char share[16];
-      std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(g.below_compensation) /
-                                                     static_cast<double>(std::max<uint64_t>(g.latency.count(), 1)));
-      section("  note: --compensate is unreliable here: it took more than the whole call off " +
-              with_commas(g.below_compensation) + " of " + with_commas(g.latency.count()) + " calls (" + share +
-              "), whose own time is below what uprof can tell apart from the probes' (their cost varies by more "
-              "than that); percentiles among them show '-'");
-    }
-    if (g.calls_spanning_loss)
-      section("  " + with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
-    // Probed calls inside: their probes' whole cost is in this function's durations.
-    if (!m.options.compensate && g.latency.count() && g.nested_probe_ns * 2 > g.latency.total())
-      section("  note: the probe hits inside its calls cost ~" + format_duration(g.nested_probe_ns) + " of its " +
-              format_duration(g.latency.total()) + " total: the probed callees' probes dominate what is measured "
-              "(--compensate takes them off)");
-    if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
-        cost && g.latency.count() && !g.compensation_hides(50) && g.latency.percentile(50) < 10 * cost)
-      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probes' own cost (+" +
-              format_duration(cost) + " a call, as record said): the probe dominates what is measured");
+    for (const std::string& note : group_notes(m, g)) section("  " + note);
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");
@@ -199,23 +171,9 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
       }
     }
     if (o.values) {
-      for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
-        const ValueStats& vs = g.values[v];
-        const ValueSpec& spec = f.values[v];
-        if (!vs.count || !has_value_stats(spec)) continue;
-        // Strings have no order worth showing (their ids are the order they were first seen).
-        std::string line = "  " + spec.name + (spec.is_string() ? std::string(": ") + with_commas(vs.count) + (vs.count == 1 ? " string" : " strings")
-                                                                : ": min " + format_value(vs.min, spec) + ", max " +
-                                                                      format_value(vs.max, spec));
-        // Only values the sketch can vouch for: seen at least twice for sure.
-        std::string frequent;
-        for (const auto& e : vs.top.top(o.top_values))
-          if (e.count - e.error >= 2)
-            frequent += " " + format_value(e.value, spec) + " (" + with_commas(e.count - e.error) +
-                        (e.error ? "-" + with_commas(e.count) : "") + ")";
-        line += frequent.empty() ? "; no value repeats often" : "; most frequent:" + frequent;
-        section(line);
-      }
+      for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++)
+        if (std::string line = value_summary(f.values[v], g.values[v], o.top_values); !line.empty())
+          section("  " + line);
     }
   }
   return os.str();

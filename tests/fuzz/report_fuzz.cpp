@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "data_file_input.h"
+#include "uprof/analyse/call_timeline.h"
 #include "uprof/analyse/diff_model.h"
 #include "uprof/analyse/report_model.h"
 #include "uprof/present/diff_formats.h"
+#include "uprof/present/html_report.h"
 #include "uprof/present/report_formats.h"
 #include "uprof/present/report_text.h"
 #include "uprof/present/script_output.h"
@@ -25,11 +27,14 @@ void report_and_script(const uint8_t* data, std::size_t size) {
   if (size % 5 == 0) ao.by_value = "%di";
   if (size % 7 == 0) ao.linear = uprof::LinearSpec{.min = 0, .max = 10'000, .step = 1'000};
   std::size_t out = 0;
-  if (auto m = uprof::build_report(path, ao)) {
+  // A small heat grid, so that short inputs reach it too.
+  uprof::TimelineSink timelines(uprof::TimelineLimits{.exact_calls = 4, .outliers = 2, .columns = 8, .rows_per_octave = 4});
+  if (auto m = uprof::build_report(path, ao, &timelines)) {
     uprof::TextReportOptions to;
     out += uprof::render_text_report(*m, to).size();
     out += uprof::render_json_report(*m, to).size();
     out += uprof::render_csv_report(*m, to).size();
+    out += uprof::render_html_report(*m, to, timelines.timelines()).size();
   }
   // diff of the file against itself: the matching, the intervals, and its formats.
   uprof::DiffOptions dopt{.by = size % 2 ? uprof::GroupBy::Thread : uprof::GroupBy::Function,

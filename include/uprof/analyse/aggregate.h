@@ -69,6 +69,11 @@ struct AggregateOptions {
   uint64_t compensation_for(uint32_t function) const {
     return function < compensate_by_function.size() ? compensate_by_function[function] : compensate_ns;
   }
+  // A call's duration as the report counts it: less the probes' cost with --compensate, at least 0.
+  uint64_t duration_of(const Call& c) const {
+    const uint64_t comp = compensate ? compensation_for(c.function) + c.nested_probe_ns : 0;
+    return c.duration > comp ? c.duration - comp : 0;
+  }
 };
 
 struct GroupStats {

@@ -68,6 +68,9 @@ class LatencyHistogram {
   // Powers of two from the smallest to the largest value seen, empty ones included
   // (as bpftrace prints them); [0, 1) holds zero durations.
   std::vector<HistBucket> log2_buckets() const;
+  // The non-empty buckets at full resolution (128 per power of two, exact below
+  // 256ns), lowest first: what finer views (log_scale.h) are made from.
+  std::vector<HistBucket> fine_buckets() const;
   // Counters held now: grows with the range of values, not their number.
   std::size_t allocated_buckets() const { return counts_.size(); }
 

@@ -32,6 +32,8 @@ std::string format_value(uint64_t normalized, const ValueSpec& spec);
 bool has_value_stats(const ValueSpec& spec);
 // Groups in the order the sort key asks for (indices into m.groups).
 std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key);
+// The same for any groups of `m` (m.totals: one per function).
+std::vector<std::size_t> sort_order(const ReportModel& m, const std::vector<GroupStats>& groups, SortKey key);
 // "2026-12-02 12:05:31 UTC"
 std::string format_wall_time(uint64_t realtime_ns);
 // Seconds the recording covers (trailer end, else the last event, minus the start).
