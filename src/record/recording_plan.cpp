@@ -5,12 +5,12 @@
 #include <cerrno>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "uprof/attach/workload.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
+#include "uprof/util/proc_maps.h"
 
 namespace uprof {
 namespace {
@@ -32,20 +32,6 @@ Result<std::string> target_program(const RecordRequest& req) {
   return find_program(req.command.front());
 }
 
-// The files process `pid` maps, in the order /proc/PID/maps lists them, each once
-// ("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"); empty when it cannot be read.
-std::vector<std::string> mapped_files(int pid) {
-  std::vector<std::string> out;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  for (std::string line; std::getline(maps, line);) {
-    auto slash = line.find('/');
-    if (slash == std::string::npos || line.find(" (deleted)") != std::string::npos) continue;
-    std::string path = line.substr(slash);
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<RecordingPlan> plan_recording(RecordRequest request) {
@@ -53,7 +39,10 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   RecordingPlan plan;
   UPROF_ASSIGN(plan.target, target_program(request));
 
-  if (request.attach_pid > 0) request.resolve.mapped_files = mapped_files(request.attach_pid);
+  if (request.attach_pid > 0) {
+    request.resolve.mapped_files = mapped_paths(request.attach_pid);
+    request.resolve.pid = request.attach_pid;
+  }
   Resolver resolver(request.resolve);
   TypedValueResolver dwarf;
   std::vector<ResolvedProbe> resolved;
