@@ -8,6 +8,10 @@ namespace {
 
 constexpr uint64_t kNoValueBit = uint64_t{1} << 63;   // in Key::a: the call did not capture --by
 constexpr uint64_t kOtherBit = uint64_t{1} << 62;     // in Key::a: past max_value_groups
+// GroupBy::Thread's id: the tid (below 2^22, the kernel's PID_MAX_LIMIT) and the
+// thread's generation in the 10 bits above it (a thread renamed 1,024 times wraps).
+constexpr unsigned kGenerationShift = 22;
+constexpr uint32_t kGenerations = 1024;
 
 bool value_less(uint64_t a, uint64_t b, bool is_signed) {
   return is_signed ? static_cast<int64_t>(a) < static_cast<int64_t>(b) : a < b;
@@ -53,12 +57,17 @@ uint64_t GroupStats::unmatched_total() const {
   return n;
 }
 
+bool GroupStats::compensation_hides(double percent) const {
+  return below_compensation && latency.count() && nearest_rank(percent, latency.count()) <= below_compensation;
+}
+
 void GroupStats::merge(const GroupStats& other) {
   calls += other.calls;
   latency.merge(other.latency);
   if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
   calls_spanning_loss += other.calls_spanning_loss;
   nested_probe_ns += other.nested_probe_ns;
+  below_compensation += other.below_compensation;
   for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
   for (std::size_t i = 0; i < values.size() && i < other.values.size(); ++i) values[i].merge(other.values[i]);
 }
@@ -193,11 +202,28 @@ void Aggregator::add_values(GroupStats& g, uint32_t function, uint32_t probe, st
   }
 }
 
+uint32_t Aggregator::thread_id(uint32_t pid, uint32_t tid, std::string_view comm) {
+  const FlatIndex::Key key{.a = tid, .b = 0};
+  const auto ins = thread_generation_index_.insert(key, static_cast<uint32_t>(thread_generations_.size()));
+  if (ins.inserted) thread_generations_.push_back({.pid = pid, .generation = 0, .comm = std::string(comm)});
+  ThreadGeneration& t = thread_generations_[ins.position];
+  if (t.pid != pid || (!comm.empty() && !t.comm.empty() && t.comm != comm)) {
+    t.generation = (t.generation + 1) % kGenerations;
+    t.pid = pid;
+    t.comm = std::string(comm);
+  } else if (t.comm.empty()) {
+    t.comm = std::string(comm);  // named after its first call: the same thread still
+  }
+  return tid | t.generation << kGenerationShift;
+}
+
 GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
                               std::string_view comm) {
   if (!keyed_) return groups_[group_of_function_[function]];
   function = row_of(function);
-  const uint32_t id = options_.by == GroupBy::Thread ? tid : options_.by == GroupBy::Process ? pid : 0;
+  const uint32_t id = options_.by == GroupBy::Thread    ? thread_id(pid, tid, comm)
+                      : options_.by == GroupBy::Process ? pid
+                                                        : 0;
   FlatIndex::Key key{.a = (uint64_t{function} << 32) | id | (by_value ? 0 : kNoValueBit), .b = by_value.value_or(0)};
   if (last_group_ != UINT32_MAX && key == last_key_) return groups_[last_group_];
   auto found = group_index_.find(key);
@@ -237,6 +263,7 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
   ++g.calls;
   uint64_t comp = options_.compensate ? options_.compensation_for(c.function) + c.nested_probe_ns : 0;
   uint64_t d = c.duration > comp ? c.duration - comp : 0;
+  g.below_compensation += comp && c.duration <= comp;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
   g.calls_spanning_loss += c.spans_loss;

@@ -50,16 +50,20 @@ std::string format_underflow_label(uint64_t below) { return "(..., " + format_du
 
 std::string format_overflow_label(uint64_t from) { return "[" + format_duration(from) + ", ...)"; }
 
+// A count too small for one '@' (1 of 321 at width 40) draws a '.': visible, but never
+// as wide as a count 320 times its size; an empty bucket draws nothing.
 std::string format_bar(uint64_t count, uint64_t max_count, std::size_t width) {
   std::size_t filled = 0;
-  if (max_count > 0 && count > 0) {
+  bool mark = false;
+  if (max_count > 0 && count > 0 && width > 0) {
     filled = static_cast<std::size_t>(static_cast<unsigned __int128>(count) * width / max_count);
-    if (filled == 0) filled = 1;
     if (filled > width) filled = width;
+    mark = filled == 0;
   }
   std::string bar = "|";
   bar.append(filled, '@');
-  bar.append(width - filled, ' ');
+  if (mark) bar += '.';
+  bar.append(width - filled - (mark ? 1 : 0), ' ');
   bar += '|';
   return bar;
 }

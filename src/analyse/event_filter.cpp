@@ -27,14 +27,14 @@ EventFilter::EventFilter(const ProbeFunctions& functions, AggregateFilter filter
   if (filter_.until) until_ = *filter_.until > UINT64_MAX - start_time ? UINT64_MAX : start_time + *filter_.until;
 }
 
-bool EventFilter::comm_kept(uint32_t id, const ThreadNames& names) {
+bool EventFilter::comm_kept(uint32_t id, const ThreadNames& names) const {
   if (id != ThreadNames::kNoName && id >= comm_answer_.size()) comm_answer_.resize(names.distinct_names(), -1);
   int8_t& answer = id == ThreadNames::kNoName ? unnamed_answer_ : comm_answer_[id];
   if (answer < 0) answer = any_glob_match(filter_.comms, std::string(names.text(id))) ? 1 : 0;
   return answer == 1;
 }
 
-bool EventFilter::keeps(uint32_t pid, uint32_t tid, uint64_t time, const ThreadNames& names) {
+bool EventFilter::keeps(uint32_t pid, uint32_t tid, uint64_t time, const ThreadNames& names) const {
   const AggregateFilter& f = filter_;
   return time >= since_ && time < until_ &&
          (f.pids.empty() || std::find(f.pids.begin(), f.pids.end(), pid) != f.pids.end()) &&

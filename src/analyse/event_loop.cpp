@@ -39,6 +39,7 @@ void EventLoop::add(const Event& e) {
   if (e.kind == EventKind::Sample || e.kind == EventKind::Comm)
     sink_.on_thread(e.pid, e.tid, names_.name(e.pid, e.tid));
   closed_duration_.reset();
+  if (e.time > now_) now_ = e.time;
   pairer_.add(e, *this);
   sink_.on_paired();
   if (e.kind == EventKind::Sample && functions_.role(e.probe) != ProbeRole::Unknown) {

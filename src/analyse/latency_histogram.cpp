@@ -100,6 +100,21 @@ uint64_t LatencyHistogram::percentile(double percent) const {
   return max_;  // unreachable: the counts sum to count_
 }
 
+LatencyHistogram::ValueRange LatencyHistogram::rank_range(uint64_t rank) const {
+  if (count_ == 0) return {};
+  if (rank <= 1) return {min_, min_};
+  if (rank >= count_) return {max_, max_};
+  uint64_t seen = 0;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen < rank) continue;
+    const auto b = static_cast<uint32_t>(base_ + i);
+    const uint64_t lo = bucket_lo(b);
+    return {std::clamp(lo, min_, max_), std::clamp(lo + (bucket_width(b) - 1), min_, max_)};
+  }
+  return {max_, max_};  // unreachable: the counts sum to count_
+}
+
 std::vector<HistBucket> LatencyHistogram::log2_buckets() const {
   // by_power[0] is [0, 1); by_power[k + 1] is [2^k, 2^(k+1)).
   std::array<uint64_t, 65> by_power{};

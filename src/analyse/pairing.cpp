@@ -278,6 +278,16 @@ void Pairer::on_fork(const Event& e, PairingSink& sink) {
   counts_.inherited += threads_[child].stack.size();
 }
 
+void Pairer::open_frames(std::vector<OpenFrame>& out) const {
+  out.clear();
+  for (const Thread& t : threads_) {
+    if (!t.live) continue;
+    for (const Frame& f : t.stack)
+      out.push_back(OpenFrame{.function = f.function, .probe = f.probe, .pid = t.pid, .tid = t.tid, .time = f.time,
+                              .values = {f.values.data(), f.nvalues}, .missing = f.missing});
+  }
+}
+
 void Pairer::finish(PairingSink& sink) {
   for (uint32_t i = 0; i < threads_.size(); ++i) {
     if (!threads_[i].live) continue;

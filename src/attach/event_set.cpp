@@ -140,6 +140,11 @@ Status EventSet::open_all(const EventSetOptions& options) {
       // pid -1: every process on this CPU (-a); inheriting makes no sense there.
       if (pid_ < 0) a.inherit = 0;
       UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
+      // -a: never uprof itself. With a probe on a function it calls too (libc:malloc),
+      // each drain pass would record the mallocs of the one before. The tracepoint's
+      // filter drops its hits in the kernel, uncounted (uprof has one thread: its pid
+      // is its only tid, which is what common_pid holds).
+      if (pid_ < 0 && !pmu) UPROF_TRY(set_event_filter(fd.get(), "common_pid != " + std::to_string(::getpid())));
       UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
       if (ring_fd < 0) {
         UPROF_ASSIGN(RingBuffer ring, RingBuffer::map(fd.get(), options.ring_data_pages, cpu));

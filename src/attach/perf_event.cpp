@@ -86,6 +86,12 @@ Status redirect_output(int fd, int target_fd) {
   return ok();
 }
 
+Status set_event_filter(int fd, const std::string& filter) {
+  if (::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter.c_str()) != 0)
+    return err("attach: PERF_EVENT_IOC_SET_FILTER '", filter, "' on fd ", fd, ": ", std::strerror(errno));
+  return ok();
+}
+
 Result<uint64_t> event_id(int fd) {
   uint64_t id = 0;
   if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)

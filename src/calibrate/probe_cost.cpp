@@ -143,6 +143,15 @@ std::string probe_cost_cache_path(std::string_view kernel, const char* xdg_cache
   return dir + "/probe-cost-" + (name.empty() ? "unknown" : name);
 }
 
+std::vector<std::string> probe_cost_read_paths(std::string_view kernel, const char* xdg_cache_home, const char* home,
+                                               bool root) {
+  std::vector<std::string> paths{probe_cost_cache_path(kernel, xdg_cache_home, home, root)};
+  if (xdg_cache_home && *xdg_cache_home) return paths;  // chosen on purpose (the tests' own cache)
+  std::string system = probe_cost_cache_path(kernel, nullptr, nullptr, true);
+  if (system != paths.front()) paths.push_back(std::move(system));
+  return paths;
+}
+
 std::string probe_cost_cache_path() {
   return probe_cost_cache_path(current_kernel().release, std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"),
                                geteuid() == 0);
@@ -156,16 +165,20 @@ KernelIdentity current_kernel() {
   return k;
 }
 
-std::optional<ProbeCostTable> load_cached_probe_costs() {
-  std::ifstream in(probe_cost_cache_path());
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto t = parse_probe_costs(ss.str());
-  if (!t) return std::nullopt;
-  KernelIdentity k = current_kernel();
-  if (t->kernel != k.release || t->boot_id != k.boot_id || t->arch != host_arch()) return std::nullopt;
-  return std::move(t).value();
+std::optional<ProbeCostTable> load_cached_probe_costs(std::string* from) {
+  const KernelIdentity k = current_kernel();
+  for (const std::string& path : probe_cost_read_paths(k.release, std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"),
+                                                       geteuid() == 0)) {
+    std::ifstream in(path);
+    if (!in) continue;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto t = parse_probe_costs(ss.str());
+    if (!t || t->kernel != k.release || t->boot_id != k.boot_id || t->arch != host_arch()) continue;
+    if (from) *from = path;
+    return std::move(t).value();
+  }
+  return std::nullopt;
 }
 
 Status save_probe_costs(const ProbeCostTable& t, const std::string& path) {

@@ -56,7 +56,7 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
       s += (i ? ", " : "") + sites[i].label + " ";
       if (!sites[i].moved_from.empty()) s += sites[i].moved_from + " ";
       s += describe(sites[i].info);
-      if (sites[i].call_cost_ns) s += " " + cost_text(sites[i].call_cost_ns, sites[i].call_cost_ns);
+      if (sites[i].cost_ns) s += " " + cost_text(sites[i].cost_ns, sites[i].cost_ns);
     }
     return s;
   }
@@ -65,9 +65,9 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
   for (const auto& site : sites) {
     auto c = static_cast<std::size_t>(site.info.cls);
     n[c]++;
-    if (!site.call_cost_ns) continue;
-    lo[c] = lo[c] ? std::min(lo[c], site.call_cost_ns) : site.call_cost_ns;
-    hi[c] = std::max(hi[c], site.call_cost_ns);
+    if (!site.cost_ns) continue;
+    lo[c] = lo[c] ? std::min(lo[c], site.cost_ns) : site.cost_ns;
+    hi[c] = std::max(hi[c], site.cost_ns);
   }
   bool first = true;
   for (std::size_t c = 0; c < kInsnClasses; c++) {
@@ -79,10 +79,10 @@ std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t 
   return s + " ('uprof probe BIN FUNC' shows each)";
 }
 
-void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
-                    const std::vector<uint64_t>& hit_costs) {
-  for (std::size_t i = 0; i < probes.size() && i < hit_costs.size(); i++)
-    if (auto s = site_of(sites, probes[i])) sites[*s].call_cost_ns += hit_costs[i];
+void set_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
+                    const std::vector<uint64_t>& inside_costs) {
+  for (std::size_t i = 0; i < probes.size() && i < inside_costs.size(); i++)
+    if (auto s = site_of(sites, probes[i])) sites[*s].cost_ns = std::max(sites[*s].cost_ns, inside_costs[i]);
 }
 
 std::vector<uint64_t> probe_costs_for(const EngineCosts& t, const std::vector<ProbeInfo>& probes,

@@ -21,7 +21,7 @@ RecordCosts costs_for_recording(const std::vector<ProbeInfo>& probes, EngineKind
     const EngineCosts& figures = cal.table->engine(engine);
     out.costs.inside_ns = probe_costs_for(figures, probes, sites);
     out.costs.hit_ns = probe_hit_costs_for(figures, probes, sites);
-    add_site_costs(sites, probes, out.costs.hit_ns);
+    set_site_costs(sites, probes, out.costs.inside_ns);
   }
   out.sites_line = render_probe_sites(sites);
   return out;

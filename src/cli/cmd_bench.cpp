@@ -58,12 +58,18 @@ int cmd_bench(int argc, char** argv) {
     if (!only) return usage_error("bench", "--engine is bpf or perf");
   }
   std::string cache = probe_cost_cache_path();
-  auto cached = load_cached_probe_costs();
+  std::string read_from = cache;
+  auto cached = load_cached_probe_costs(&read_from);
   if (vm.count("show")) {
-    if (!cached || (only && !cached->engine(*only).any()))
+    if (!cached || (only && !cached->engine(*only).any())) {
+      std::string looked;
+      for (const auto& p : probe_cost_read_paths(current_kernel().release, std::getenv("XDG_CACHE_HOME"),
+                                                 std::getenv("HOME"), geteuid() == 0))
+        looked += (looked.empty() ? "" : " or ") + p;
       return fail("bench: no " + (only ? std::string(to_string(*only)) + " engine " : std::string()) +
-                  "figures for this kernel and boot in " + cache + " (run 'uprof bench')");
-    std::cout << render_probe_costs(*cached, only) << "(cached in " << cache << ")\n";
+                  "figures for this kernel and boot in " + looked + " (run 'uprof bench')");
+    }
+    std::cout << render_probe_costs(*cached, only) << "(cached in " << read_from << ")\n";
     return 0;
   }
 

@@ -1,13 +1,18 @@
 // uprof probe: resolve specs without probing, or list a binary's functions.
+#include <signal.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "command.h"
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
 #include "uprof/present/usdt_listing.h"
+#include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
@@ -15,7 +20,6 @@
 #include "uprof/resolve/insn_class.h"
 #include "uprof/resolve/resolver.h"
 #include "uprof/resolve/usdt_notes.h"
-#include "uprof/util/proc_maps.h"
 
 namespace po = boost::program_options;
 
@@ -85,11 +89,15 @@ int cmd_probe(int argc, char** argv) {
       bin.clear();
     }
   }
-  // -p PID: its program is the one a spec without a file means.
-  if (pid > 0 && bin.empty()) {
-    std::error_code ec;
-    bin = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
-    if (ec) return fail("probe: process " + std::to_string(pid) + ": " + ec.message());
+  // -p PID: its files as it sees them (record/process_view.h); its program is the one a
+  // spec without a file means.
+  std::optional<ProcessView> view;
+  if (pid > 0) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return fail("probe: -p " + std::to_string(pid) + ": no such process");
+    view = ProcessView::of(pid);
+    if (bin.empty()) bin = view->program();
+    if (bin.empty()) return fail("probe: process " + std::to_string(pid) + ": its program cannot be read (/proc/" +
+                                 std::to_string(pid) + "/exe)");
   }
 
   if (vm.count("list-usdt")) {
@@ -107,7 +115,7 @@ int cmd_probe(int argc, char** argv) {
   ropts.force_offset = vm.count("force") > 0;
   if (pid > 0) {
     ropts.pid = pid;
-    ropts.mapped_files = mapped_paths(pid);
+    ropts.mapped_files = view->mapped_paths();
   }
   Resolver resolver(ropts);
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "command.h"
+#include "uprof/attach/privilege.h"
 #include "uprof/calibrate/record_costs.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/probe_table.h"
@@ -49,7 +50,7 @@ void install_handlers() {
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
                                                  "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine",
-                                                 "--string-size", "--pair-by"};
+                                                 "--string-size", "--pair-by", "--interval"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -86,6 +87,10 @@ int cmd_record(int argc, char** argv) {
       "pid,p", po::value<int>(), "attach to a running process and all its threads")(
       "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
+      "interval", po::value<double>(),
+      "every SEC seconds while recording, print per function the calls, p50, p99 and max latency of that "
+      "interval and the events lost (stderr); the data file is still whole")(
+      "interval-hist", "with --interval: each function's log2 latency histogram of the interval too")(
       "mmap-pages,m", po::value<std::size_t>()->default_value(256),
       "ring buffer pages, a power of two: per CPU with --engine perf (default 256); the BPF engine's one "
       "ring for all CPUs (default 2048)")(
@@ -150,6 +155,13 @@ int cmd_record(int argc, char** argv) {
   if (!vm["mmap-pages"].defaulted() && (req.ring_pages == 0 || (req.ring_pages & (req.ring_pages - 1))))
     return usage_error("record", "--mmap-pages must be a power of two");
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
+  if (vm.count("interval")) {
+    req.interval_s = vm["interval"].as<double>();
+    if (!(*req.interval_s >= 0.01 && *req.interval_s <= 86400))
+      return usage_error("record", "--interval takes 0.01 to 86400 seconds");
+  }
+  req.interval_hist = vm.count("interval-hist") > 0;
+  if (req.interval_hist && !req.interval_s) return usage_error("record", "--interval-hist goes with --interval SEC");
   req.plan.entry_only = vm.count("entry-only") > 0;
   req.plan.return_only = vm.count("return-only") > 0;
   req.capture_args = vm.count("no-args") == 0;
@@ -179,6 +191,9 @@ int cmd_record(int argc, char** argv) {
 
   auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
+  // Without the privilege no probe can go on: say so first, before -o, the specs, the
+  // engine's choice or a calibration that cannot run.
+  if (auto st = check_probe_privilege("record"); !st) return fail(st.error().message);
   auto plan = plan_recording(std::move(req));
   if (!plan) {
     fail(plan.error().message);
@@ -207,7 +222,9 @@ int cmd_record(int argc, char** argv) {
   if (!costs.sites_line.empty()) std::cerr << costs.sites_line << "\n";
 
   install_handlers();
-  auto rep = run_session(*plan, costs.costs, SessionControl{.stop = &g_stop, .workload_pid = &g_workload, .on_note = note});
+  auto rep = run_session(*plan, costs.costs,
+                         SessionControl{.stop = &g_stop, .workload_pid = &g_workload, .on_note = note,
+                                        .on_interval = [](const std::string& block) { std::cerr << block << std::flush; }});
   if (!rep) {
     fail(rep.error().message);
     return rep.error().exit_status;

@@ -27,6 +27,7 @@ int usage_error(std::string_view command, std::string_view message);
 int cmd_probe(int argc, char** argv);
 int cmd_record(int argc, char** argv);
 int cmd_report(int argc, char** argv);
+int cmd_diff(int argc, char** argv);
 int cmd_script(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 

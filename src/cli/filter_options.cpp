@@ -32,12 +32,13 @@ Status read_filter_options(const po::variables_map& vm, AggregateFilter& f) {
   return ok();
 }
 
-std::optional<int> parse_file_command(int argc, char** argv, std::string_view command,
-                                      const po::options_description& opts, po::variables_map& vm) {
-  po::positional_options_description pos;
-  pos.add("input", 1);
+std::optional<int> parse_command(int argc, char** argv, std::string_view command, const po::options_description& opts,
+                                 const po::options_description& hidden,
+                                 const po::positional_options_description& positional, po::variables_map& vm) {
+  po::options_description all;
+  all.add(opts).add(hidden);
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return usage_error(command, e.what());
@@ -47,6 +48,13 @@ std::optional<int> parse_file_command(int argc, char** argv, std::string_view co
     return 0;
   }
   return std::nullopt;
+}
+
+std::optional<int> parse_file_command(int argc, char** argv, std::string_view command,
+                                      const po::options_description& opts, po::variables_map& vm) {
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  return parse_command(argc, argv, command, opts, po::options_description(), pos, vm);
 }
 
 }  // namespace uprof::cli

@@ -20,5 +20,12 @@ Status read_filter_options(const boost::program_options::variables_map& vm, Aggr
 std::optional<int> parse_file_command(int argc, char** argv, std::string_view command,
                                       const boost::program_options::options_description& opts,
                                       boost::program_options::variables_map& vm);
+// The same with positionals of the command's own: `hidden` declares them (not shown by
+// --help, which prints `opts`), `positional` orders them.
+std::optional<int> parse_command(int argc, char** argv, std::string_view command,
+                                 const boost::program_options::options_description& opts,
+                                 const boost::program_options::options_description& hidden,
+                                 const boost::program_options::positional_options_description& positional,
+                                 boost::program_options::variables_map& vm);
 
 }  // namespace uprof::cli

@@ -11,6 +11,7 @@ std::span<const Command> commands() {
   static const Command kCommands[] = {
       {"record", "run a program (or attach to one) with probes on; write uprof.data", cmd_record},
       {"report", "per-function calls, latency percentiles and histograms, values", cmd_report},
+      {"diff", "compare two recordings per function: calls, p50/p90/p99/max, and whether each shift is beyond noise", cmd_diff},
       {"script", "every event in time order (text, JSON lines, or a Chrome/Perfetto timeline)", cmd_script},
       {"probe", "resolve probe specs to file offsets, or list a binary's functions", cmd_probe},
       {"bench", "measure what a probe hit costs on this kernel, per class of first instruction", cmd_bench},

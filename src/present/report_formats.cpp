@@ -9,14 +9,6 @@
 namespace uprof {
 namespace {
 
-// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
-// numbers anyway (JSON has no limit) and let readers choose.
-void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
-  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
-  else if (s.is_signed) w.value(static_cast<int64_t>(v));
-  else w.value(v);
-}
-
 void histogram_json(JsonWriter& w, const std::vector<HistBucket>& buckets) {
   w.begin_array();
   for (const auto& b : buckets) {
@@ -38,11 +30,15 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", kReportSchema);
-  w.key("recording");
+// Values in JSON: signed ones as numbers may exceed 2^53; keep them exact as
+// numbers anyway (JSON has no limit) and let readers choose.
+void value_json(JsonWriter& w, uint64_t v, const ValueSpec& s) {
+  if (s.is_string()) w.value(recorded_strings().text(v).bytes);  // the bytes kept, without quotes
+  else if (s.is_signed) w.value(static_cast<int64_t>(v));
+  else w.value(v);
+}
+
+void recording_json(JsonWriter& w, const ReportModel& m) {
   w.begin_object();
   w.field("file", m.path);
   w.key("command");
@@ -72,6 +68,47 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
   for (const auto& p : m.problems) w.value(p);
   w.end_array();
   w.end_object();
+}
+
+void latency_json(JsonWriter& w, const LatencyHistogram& h, const LinearHistogram* linear,
+                  const std::function<bool(double)>& hidden) {
+  w.begin_object();
+  w.field("count", h.count());
+  w.field("total", h.total());
+  w.field("mean", h.mean());
+  // null where --compensate took everything off the calls at that rank (below_compensation).
+  auto pct = [&](const char* name, double p) {
+    w.key(name);
+    if (hidden && hidden(p)) w.null();
+    else w.value(h.percentile(p));
+  };
+  pct("min", 0);
+  pct("p50", 50);
+  pct("p90", 90);
+  pct("p99", 99);
+  pct("p99_9", 99.9);
+  pct("max", 100);
+  w.field("relative_error", LatencyHistogram::kRelativeError);
+  w.key("log2");
+  histogram_json(w, h.log2_buckets());
+  if (linear) {
+    w.key("linear");
+    w.begin_object();
+    w.field("underflow", linear->underflow());
+    w.field("overflow", linear->overflow());
+    w.key("buckets");
+    histogram_json(w, linear->buckets());
+    w.end_object();
+  }
+  w.end_object();
+}
+
+std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", kReportSchema);
+  w.key("recording");
+  recording_json(w, m);
 
   w.key("functions");
   w.begin_array();
@@ -101,29 +138,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
     w.field("compensated_ns", m.options.compensate ? m.options.compensation_for(g.function) : 0);
     w.key("latency_ns");
     if (f.paired() && h.count()) {
-      w.begin_object();
-      w.field("count", h.count());
-      w.field("total", h.total());
-      w.field("mean", h.mean());
-      w.field("min", h.min());
-      w.field("p50", h.percentile(50));
-      w.field("p90", h.percentile(90));
-      w.field("p99", h.percentile(99));
-      w.field("p99_9", h.percentile(99.9));
-      w.field("max", h.max());
-      w.field("relative_error", LatencyHistogram::kRelativeError);
-      w.key("log2");
-      histogram_json(w, h.log2_buckets());
-      if (g.linear) {
-        w.key("linear");
-        w.begin_object();
-        w.field("underflow", g.linear->underflow());
-        w.field("overflow", g.linear->overflow());
-        w.key("buckets");
-        histogram_json(w, g.linear->buckets());
-        w.end_object();
-      }
-      w.end_object();
+      latency_json(w, h, g.linear ? &*g.linear : nullptr, [&](double p) { return g.compensation_hides(p); });
     } else {
       w.null();
     }
@@ -133,6 +148,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
       w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
     w.end_object();
     w.field("calls_spanning_loss", g.calls_spanning_loss);
+    w.field("below_compensation", g.below_compensation);
     w.field("nested_probe_ns", g.nested_probe_ns);
     w.key("values");
     w.begin_array();
@@ -183,9 +199,10 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
     const auto& h = g.latency;
     os << csv_field(f.name) << "," << csv_field(group_label(m, g)) << "," << g.pid << "," << g.tid << "," << g.calls;
     if (f.paired() && h.count()) {
-      os << "," << h.total() << "," << static_cast<uint64_t>(h.mean() + 0.5) << "," << h.min() << ","
-         << h.percentile(50) << "," << h.percentile(90) << "," << h.percentile(99) << "," << h.percentile(99.9) << ","
-         << h.max();
+      // An empty cell where --compensate took everything off the calls at that rank.
+      auto pct = [&](double p) { return g.compensation_hides(p) ? std::string() : std::to_string(h.percentile(p)); };
+      os << "," << h.total() << "," << static_cast<uint64_t>(h.mean() + 0.5) << "," << pct(0) << "," << pct(50) << ","
+         << pct(90) << "," << pct(99) << "," << pct(99.9) << "," << pct(100);
     } else {
       os << ",,,,,,,,";
     }

@@ -9,41 +9,11 @@
 #include <sstream>
 
 #include "uprof/analyse/duration_format.h"
+#include "uprof/present/text_histogram.h"
 #include "uprof/present/text_table.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {
-namespace {
-
-std::string join_command(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
-void render_histogram(std::ostringstream& os, const std::vector<HistBucket>& buckets, std::size_t width,
-                      uint64_t underflow, uint64_t overflow, std::optional<uint64_t> lo,
-                      std::optional<uint64_t> hi) {
-  uint64_t maxc = 0;
-  for (const auto& b : buckets) maxc = std::max(maxc, b.count);
-  maxc = std::max({maxc, underflow, overflow});
-  std::vector<std::pair<std::string, uint64_t>> rows;
-  if (lo && underflow) rows.emplace_back(format_underflow_label(*lo), underflow);
-  for (const auto& b : buckets) rows.emplace_back(format_bucket_label(b.lo, b.hi), b.count);
-  if (hi && overflow) rows.emplace_back(format_overflow_label(*hi), overflow);
-  std::size_t lw = 0, cw = 0;
-  for (auto& [l, c] : rows) {
-    lw = std::max(lw, l.size());
-    cw = std::max(cw, std::to_string(c).size());
-  }
-  for (auto& [l, c] : rows) {
-    std::string cs = std::to_string(c);
-    os << "  " << l << std::string(lw - l.size() + 2, ' ') << std::string(cw - cs.size(), ' ') << cs << " "
-       << format_bar(c, maxc, width) << "\n";
-  }
-}
-
-}  // namespace
 
 Result<SortKey> parse_sort_key(std::string_view s) {
   if (s == "total") return SortKey::Total;
@@ -118,15 +88,25 @@ double recording_seconds(const ReportModel& m) {
   return static_cast<double>(end - m.meta.start_monotonic_ns) / 1e9;
 }
 
-std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {
-  std::ostringstream os;
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+std::string recorded_summary(const ReportModel& m) {
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f s", recording_seconds(m));
+  return format_wall_time(m.meta.start_realtime_ns) + ", " + secs + ", on " + m.meta.hostname + " (" +
+         std::string(arch_info(m.meta.arch).name) + ", Linux " + m.meta.kernel +
+         (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") + ")";
+}
+
+std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {
+  std::ostringstream os;
   os << "uprof report: " << m.path << "\n";
   os << "command:  " << join_command(m.meta.command) << "\n";
-  os << "recorded: " << format_wall_time(m.meta.start_realtime_ns) << ", " << secs << ", on " << m.meta.hostname
-     << " (" << arch_info(m.meta.arch).name << ", Linux " << m.meta.kernel
-     << (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") << ")\n";
+  os << "recorded: " << recorded_summary(m) << "\n";
   os << "events:   " << with_commas(m.samples) << " samples, " << with_commas(m.lost) << " lost";
   if (m.trailer) {
     uint64_t k = 0;
@@ -161,11 +141,11 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     const FunctionInfo& f = m.functions.functions[g.function];
     const auto& h = g.latency;
     if (f.paired() && h.count()) {
+      // A percentile among the calls --compensate took everything off is no figure: '-'.
+      auto pct = [&](double p) { return g.compensation_hides(p) ? std::string("-") : format_duration(h.percentile(p)); };
       t.add_row({group_label(m, g), with_commas(g.calls), format_duration(h.total()),
-                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), format_duration(h.min()),
-                 format_duration(h.percentile(50)), format_duration(h.percentile(90)),
-                 format_duration(h.percentile(99)), format_duration(h.percentile(99.9)), format_duration(h.max()),
-                 with_commas(g.unmatched_total())});
+                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), pct(0), pct(50), pct(90), pct(99), pct(99.9),
+                 pct(100), with_commas(g.unmatched_total())});
     } else {
       t.add_row({group_label(m, g), with_commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
                  f.paired() ? with_commas(g.unmatched_total()) : "-"});
@@ -188,6 +168,15 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
         if (g.unmatched[r])
           os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
+    if (g.below_compensation) {
+      char share[16];
+      std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(g.below_compensation) /
+                                                     static_cast<double>(std::max<uint64_t>(g.latency.count(), 1)));
+      section("  note: --compensate is unreliable here: it took more than the whole call off " +
+              with_commas(g.below_compensation) + " of " + with_commas(g.latency.count()) + " calls (" + share +
+              "), whose own time is below what uprof can tell apart from the probes' (their cost varies by more "
+              "than that); percentiles among them show '-'");
+    }
     if (g.calls_spanning_loss)
       section("  " + with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
     // Probed calls inside: their probes' whole cost is in this function's durations.
@@ -196,17 +185,17 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
               format_duration(g.latency.total()) + " total: the probed callees' probes dominate what is measured "
               "(--compensate takes them off)");
     if (uint64_t cost = g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0;
-        cost && g.latency.count() && g.latency.percentile(50) < 10 * cost)
-      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probe's own cost (" +
-              format_duration(cost) + " per call): the probe dominates what is measured");
+        cost && g.latency.count() && !g.compensation_hides(50) && g.latency.percentile(50) < 10 * cost)
+      section("  note: the median (" + format_duration(g.latency.percentile(50)) + ") is within 10x of the probes' own cost (+" +
+              format_duration(cost) + " a call, as record said): the probe dominates what is measured");
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");
         const auto& lin = *g.linear;
-        render_histogram(os, lin.buckets(), o.bar_width, lin.underflow(), lin.overflow(), lin.spec().min, lin.spec().max);
+        render_text_histogram(os, lin.buckets(), o.bar_width, lin.underflow(), lin.overflow(), lin.spec().min, lin.spec().max);
       } else {
         section("  latency (log2):");
-        render_histogram(os, g.latency.log2_buckets(), o.bar_width, 0, 0, std::nullopt, std::nullopt);
+        render_text_histogram(os, g.latency.log2_buckets(), o.bar_width);
       }
     }
     if (o.values) {

@@ -22,6 +22,7 @@ Status write_script(const std::string& path, const ScriptOptions& opts, std::ost
       .out = out, .probes = reader.probes(), .functions = functions, .start = reader.meta().start_monotonic_ns};
   std::unique_ptr<ScriptSink> sink = kSinks[static_cast<std::size_t>(opts.format)](ctx);
   EventLoop loop(functions, opts.filter, ctx.start, *sink);
+  sink->attach(loop);
   read_events(reader, loop);
   sink->close();
   for (const auto& p : reader.problems()) problems << "uprof: " << path << ": " << p << "\n";

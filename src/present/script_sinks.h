@@ -30,6 +30,9 @@ class ScriptSink : public EventSink {
  public:
   // Writes what comes after the last event (the end of the Chrome document).
   virtual void close() {}
+  // The loop that feeds it, for a sink that orders its output and must ask what is
+  // still open (the text's).
+  virtual void attach(const EventLoop& /*loop*/) {}
 };
 
 std::unique_ptr<ScriptSink> make_text_sink(const ScriptContext& ctx);

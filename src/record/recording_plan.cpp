@@ -5,25 +5,27 @@
 #include <cerrno>
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "uprof/attach/workload.h"
+#include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
-#include "uprof/util/proc_maps.h"
+#include "uprof/store/data_file.h"
 
 namespace uprof {
 namespace {
 
-// The program a spec without OBJECT refers to.
-Result<std::string> target_program(const RecordRequest& req) {
+// The program a spec without OBJECT refers to; with -p, as `view` reaches it.
+Result<std::string> target_program(const RecordRequest& req, const ProcessView* view) {
   if (req.attach_pid > 0) {
     if (::kill(req.attach_pid, 0) != 0 && errno == ESRCH)
       return err("record: -p ", req.attach_pid, ": no such process");
-    std::error_code ec;
-    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(req.attach_pid) + "/exe", ec);
-    if (ec) return err("record: process ", req.attach_pid, ": ", ec.message());
-    return exe.string();
+    std::string exe = view->program();
+    if (exe.empty()) return err("record: process ", req.attach_pid, ": its program cannot be read (/proc/",
+                                req.attach_pid, "/exe)");
+    return exe;
   }
   if (req.command.empty()) {
     if (req.system_wide) return std::string();  // specs must name their file: BIN:FUNC
@@ -36,12 +38,23 @@ Result<std::string> target_program(const RecordRequest& req) {
 
 Result<RecordingPlan> plan_recording(RecordRequest request) {
   if (request.specs.empty()) return err("record: no probe given (-e SPEC)");
+  // A bad -o is refused first: before anything is resolved, measured or run.
+  UPROF_TRY(check_output_path(request.output));
   RecordingPlan plan;
-  UPROF_ASSIGN(plan.target, target_program(request));
-
-  if (request.attach_pid > 0) {
-    request.resolve.mapped_files = mapped_paths(request.attach_pid);
-    request.resolve.pid = request.attach_pid;
+  // -p: the process's files as it sees them, also from another mount namespace.
+  std::optional<ProcessView> view;
+  if (request.attach_pid > 0) view = ProcessView::of(request.attach_pid);
+  UPROF_ASSIGN(plan.target, target_program(request, view ? &*view : nullptr));
+  if (view) {
+    request.resolve.mapped_files = view->mapped_paths();
+    request.resolve.pid = request.attach_pid;  // its IFUNC choices (resolve/ifunc_choice.h)
+    // A path in a spec names a file of the process: "/srv/app:main" is its /srv/app.
+    for (ProbeSpec& spec : request.specs)
+      if (!spec.object.empty() && spec.object.front() == '/') spec.object = view->path(spec.object);
+    if (view->foreign())
+      plan.notes.push_back("process " + std::to_string(request.attach_pid) +
+                           " has a mount namespace or root of its own: its files are reached through /proc/" +
+                           std::to_string(request.attach_pid) + "/root");
   }
   Resolver resolver(request.resolve);
   TypedValueResolver dwarf;

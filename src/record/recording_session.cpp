@@ -10,9 +10,11 @@
 #include <fstream>
 #include <optional>
 
+#include "uprof/analyse/interval_stats.h"
 #include "uprof/attach/workload.h"
 #include "uprof/engine/bpf_engine.h"
 #include "uprof/engine/perf_engine.h"
+#include "uprof/present/interval_text.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/store/data_file.h"
 #include "uprof/util/clock.h"
@@ -112,9 +114,32 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
   rep.engine = std::string(engine->name());
   rep.probes = plan.probes;
   rep.cpus = engine->cpus();
+  // --interval: every event also goes to the live statistics, and each flush (after
+  // every drain pass, 100 ms apart at most) closes a block once its time is up.
+  std::optional<IntervalStats> intervals;
+  uint64_t period = 0, next_cut = 0;
+  const IntervalTextOptions interval_text{.histograms = req.interval_hist,
+                                          .start = meta.start_monotonic_ns,
+                                          .realtime_offset = meta.start_realtime_ns - meta.start_monotonic_ns};
+  if (req.interval_s && control.on_interval) {
+    period = std::max<uint64_t>(1, static_cast<uint64_t>(*req.interval_s * 1e9));
+    intervals.emplace(plan.probes, meta.start_monotonic_ns);
+    next_cut = meta.start_monotonic_ns + period;
+  }
   auto write = [&](const Event& e) -> Status {
     rep.events++;
+    if (intervals) intervals->add(e);
     return writer.add(e);
+  };
+  auto flush = [&]() -> Status {
+    UPROF_TRY(writer.flush());
+    if (!intervals) return ok();
+    const uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now < next_cut) return ok();
+    control.on_interval(render_interval_block(intervals->cut(now), intervals->functions(), interval_text));
+    next_cut += period;
+    if (next_cut <= now) next_cut = now + period;  // a slow pass skipped a boundary
+    return ok();
   };
   // The first name of the workload's main thread; the engine reports the names that
   // threads and children take after it. Every probe hit comes later than this.
@@ -144,8 +169,17 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
                    "; what was written before is readable: uprof report " + req.output;
     return e;
   };
-  auto captured = engine->capture(sc, CaptureSink{.write = write, .flush = [&] { return writer.flush(); }});
+  auto captured = engine->capture(sc, CaptureSink{.write = write, .flush = flush});
   if (!captured) return write_failure(std::move(captured).take_error());
+  if (intervals) {
+    // The rest, since the last block; nothing to say after a block that said it all.
+    intervals->finish();
+    const IntervalBlock last = intervals->cut(clock_ns(CLOCK_MONOTONIC));
+    const bool empty = !last.samples && !last.lost &&
+                       std::all_of(last.functions.begin(), last.functions.end(),
+                                   [](const IntervalFunction& f) { return !f.calls && !f.unmatched; });
+    if (!empty || last.index == 1) control.on_interval(render_interval_block(last, intervals->functions(), interval_text));
+  }
   rep.stop_reason = std::string(to_string(captured->stop_reason));
   rep.samples = captured->samples;
   rep.missing_values = captured->missing_values;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -202,7 +203,12 @@ Result<std::vector<std::optional<uint64_t>>> process_choices(int pid, const ElfF
     std::optional<ElfFile> opened;
     const ElfFile* file = &lib;
     if (id != lib_id) {
-      auto elf = ElfFile::open(entries.front()->path);
+      // map_files reaches the very inode mapped, also across mount namespaces.
+      char range[64];
+      std::snprintf(range, sizeof range, "%lx-%lx", static_cast<unsigned long>(entries.front()->start),
+                    static_cast<unsigned long>(entries.front()->end));
+      auto elf = ElfFile::open("/proc/" + std::to_string(pid) + "/map_files/" + range);
+      if (!elf) elf = ElfFile::open(entries.front()->path);
       if (!elf) continue;
       opened.emplace(std::move(elf).value());
       file = &*opened;

@@ -1,5 +1,7 @@
 #include "uprof/resolve/image.h"
 
+#include "uprof/util/file_path.h"
+
 #include <filesystem>
 
 namespace uprof {
@@ -12,10 +14,8 @@ const ElfFile* Image::dwarf_file() const {
 
 Result<std::unique_ptr<Image>> Image::load(const std::string& path, const DebugSearch& search) {
   UPROF_ASSIGN(ElfFile elf, ElfFile::open(path));
-  std::error_code ec;
-  auto canon = std::filesystem::canonical(path, ec);
   auto img = std::make_unique<Image>(Image{
-      .path = ec ? path : canon.string(), .elf = std::move(elf), .debug = {}, .debug_lookup = {}, .functions = {}});
+      .path = canonical_path(path), .elf = std::move(elf), .debug = {}, .debug_lookup = {}, .functions = {}});
   auto symbols = img->elf.symbols();
   // A stripped file keeps only .dynsym; its full symbol table and DWARF are in
   // the debug file. Look for one also when the file has symbols but no DWARF.

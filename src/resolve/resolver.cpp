@@ -14,6 +14,7 @@
 #include "uprof/resolve/probe_placement.h"
 #include "uprof/resolve/usdt_known.h"
 #include "uprof/resolve/usdt_notes.h"
+#include "uprof/util/file_path.h"
 #include "uprof/util/hex.h"
 
 namespace uprof {
@@ -144,9 +145,7 @@ std::optional<std::string> script_line(const std::string& path) {
 }  // namespace
 
 Result<const Image*> Resolver::image(const std::string& path) {
-  std::error_code ec;
-  auto canon = std::filesystem::canonical(path, ec);
-  std::string key = ec ? path : canon.string();
+  const std::string key = canonical_path(path);
   auto it = images_.find(key);
   if (it != images_.end()) return static_cast<const Image*>(it->second.get());
   UPROF_ASSIGN(auto img, Image::load(path, opts_.debug));
@@ -201,8 +200,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
   for (const std::string& file : files) {
     UPROF_ASSIGN(ElfFile elf, ElfFile::open(file));
     UPROF_ASSIGN(std::vector<UsdtProbe> probes, read_usdt_probes(elf));
-    std::error_code ec;
-    auto abs = fs::canonical(file, ec);
+    const std::string abs = canonical_path(fs::absolute(file).string());
     for (const UsdtProbe& u : probes) {
       std::string full = u.note.provider + ":" + u.note.name;
       if (!matches(ref.provider, u.note.provider) || !matches(ref.name, u.note.name)) {
@@ -215,7 +213,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
                    "): ", args.error().message);
       ResolvedProbe p;
       p.spec = spec.text;
-      p.path = ec ? fs::absolute(file).string() : abs.string();
+      p.path = abs;
       p.build_id = elf.build_id();
       p.arch = elf.arch();
       p.function = full;

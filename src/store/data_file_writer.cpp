@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "uprof/store/data_file.h"
 #include "uprof/store/varint.h"
@@ -20,6 +21,20 @@ void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*
 }  // namespace
 
 DataFileWriter::~DataFileWriter() = default;
+
+Status check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return err("store: no output file named");
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return err("store: ", path, ": is a directory");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::exists(dir, ec)) return err("store: ", path, ": the directory ", dir.string(), " does not exist");
+  if (!fs::is_directory(dir, ec)) return err("store: ", path, ": ", dir.string(), " is not a directory");
+  if (fs::exists(p, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(dir.c_str(), W_OK | X_OK) != 0)
+    return err("store: ", path, ": ", std::strerror(errno));
+  return ok();
+}
 
 Result<DataFileWriter> DataFileWriter::create(const std::string& path, const RecordingMeta& meta,
                                               const std::vector<ProbeInfo>& probes) {

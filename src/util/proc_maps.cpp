@@ -56,14 +56,4 @@ std::vector<MapsEntry> read_maps(int pid) {
   return parse_maps(ss.str());
 }
 
-std::vector<std::string> mapped_paths(int pid) {
-  std::vector<std::string> out;
-  for (MapsEntry& m : read_maps(pid)) {
-    constexpr std::string_view kDeleted = " (deleted)";
-    if (!m.file_backed() || (m.path.size() > kDeleted.size() && m.path.ends_with(kDeleted))) continue;
-    if (std::find(out.begin(), out.end(), m.path) == out.end()) out.push_back(std::move(m.path));
-  }
-  return out;
-}
-
 }  // namespace uprof

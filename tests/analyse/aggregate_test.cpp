@@ -13,6 +13,7 @@ namespace {
 
 using test::comm_event;
 using test::exit_event;
+using test::fork_event;
 using test::probe;
 using test::sample;
 
@@ -289,6 +290,36 @@ TEST(Aggregate, EveryEntryIsAccountedPerFunction) {
     EXPECT_GT(total.unmatched[static_cast<int>(UnmatchedReason::Lost)], 0u);
     EXPECT_GT(total.unmatched[static_cast<int>(UnmatchedReason::Unwound)], 0u);
   }
+}
+
+// A forked child calls f as "sh", execs and calls it as "ls": --by-thread gives the
+// calls after the exec a group of their own, named "ls", not "sh"'s; and a tid that
+// another process reuses (its fork unseen) is a new group under its own pid.
+TEST(Aggregate, ByThreadStartsANewGroupWhenAThreadTakesANewName) {
+  std::vector<Event> events{comm_event(7, 7, "sh"), fork_event(9, 9, 7, 7, t(0))};
+  uint64_t now = t(10);
+  auto call = [&](uint32_t pid, uint32_t tid) {
+    events.push_back(sample(kFe, tid, now, {1}, pid));
+    events.push_back(sample(kFr, tid, now += 100, {0}, pid));
+    now += 10;
+  };
+  call(9, 9);
+  call(9, 9);
+  events.push_back(comm_event(9, 9, "ls", now));  // exec
+  for (int i = 0; i < 3; ++i) call(9, 9);
+  events.push_back(comm_event(12, 9, "cat", now));  // tid 9 again, in another process
+  call(12, 9);
+  const Aggregator agg = aggregate(events, {.by = GroupBy::Thread});
+  ASSERT_EQ(agg.groups().size(), 3u);
+  EXPECT_EQ(agg.groups()[0].comm, "sh");
+  EXPECT_EQ(agg.groups()[0].calls, 2u);
+  EXPECT_EQ(agg.groups()[1].comm, "ls");
+  EXPECT_EQ(agg.groups()[1].calls, 3u);
+  EXPECT_EQ(agg.groups()[1].tid, 9u);
+  EXPECT_EQ(agg.groups()[2].comm, "cat");
+  EXPECT_EQ(agg.groups()[2].pid, 12u);
+  EXPECT_EQ(agg.groups()[2].calls, 1u);
+  EXPECT_EQ(agg.function_totals()[kF].calls, 6u);
 }
 
 TEST(Aggregate, OptionErrorsNameTheProblem) {

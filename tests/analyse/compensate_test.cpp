@@ -64,6 +64,40 @@ TEST(Compensate, SubtractsTheProbeCostClampedAtZero) {
   EXPECT_EQ(h.min(), 0u);        // 100 - 250, clamped
   EXPECT_EQ(h.max(), 750u);      // 1000 - 250
   EXPECT_EQ(h.total(), 800u);    // 0 + 50 + 750
+  EXPECT_EQ(m->groups[0].below_compensation, 1u);
+  std::filesystem::remove(path);
+}
+
+// A percentile among the calls compensation took everything off is no measurement: the
+// text shows '-' and says why, JSON null, CSV an empty cell; the ranks above stay.
+TEST(Compensate, PercentilesAmongCallsItZeroedAreNotShown) {
+  std::string path = write_recording(400);  // 100 and 300 go below zero, 1000 -> 600
+  AggregateOptions comp;
+  comp.compensate = true;
+  auto m = build_report(path, comp);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const GroupStats& g = m->groups[0];
+  EXPECT_EQ(g.below_compensation, 2u);
+  EXPECT_TRUE(g.compensation_hides(0));
+  EXPECT_TRUE(g.compensation_hides(50));   // rank 2 of 3
+  EXPECT_FALSE(g.compensation_hides(90));  // rank 3: 600 ns
+  const std::string text = render_text_report(*m, TextReportOptions{});
+  EXPECT_NE(text.find("--compensate is unreliable here: it took more than the whole call off 2 of 3 calls (66.7%)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    -    -  600ns  600ns  600ns  600ns"), std::string::npos) << text;
+  const std::string json = render_json_report(*m, TextReportOptions{});
+  EXPECT_EQ(text.find("the median (0ns)"), std::string::npos) << text;  // no median to compare
+  EXPECT_NE(json.find("\"min\":null,\"p50\":null,\"p90\":600,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"below_compensation\":2"), std::string::npos) << json;
+  const std::string csv = render_csv_report(*m, TextReportOptions{});
+  EXPECT_NE(csv.find(",,,600,600,600,600,"), std::string::npos) << csv;
+
+  AggregateOptions raw;  // no compensation: every figure is shown
+  auto plain = build_report(path, raw);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->groups[0].below_compensation, 0u);
+  EXPECT_FALSE(plain->groups[0].compensation_hides(0));
   std::filesystem::remove(path);
 }
 
@@ -107,8 +141,8 @@ TEST(Compensate, EachFunctionLosesItsOwnInstructionsCost) {
   auto plain = build_report(path, raw);
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   std::string text = render_text_report(*plain, TextReportOptions{});
-  EXPECT_NE(text.find("probe's own cost (16.0us per call)"), std::string::npos) << text;
-  EXPECT_EQ(text.find("probe's own cost (600ns per call)"), std::string::npos) << text;
+  EXPECT_NE(text.find("probes' own cost (+16.0us a call, as record said)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("probes' own cost (+600ns a call"), std::string::npos) << text;
 
   std::string comp_text = render_text_report(*m, TextReportOptions{});
   EXPECT_NE(comp_text.find("compensated: 600ns to 16.0us (each function's"), std::string::npos) << comp_text;

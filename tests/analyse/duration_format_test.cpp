@@ -48,7 +48,9 @@ TEST(DurationFormat, Bars) {
   EXPECT_EQ(format_bar(4, 10, 10), "|@@@@      |");
   EXPECT_EQ(format_bar(10, 10, 10), "|@@@@@@@@@@|");
   EXPECT_EQ(format_bar(0, 10, 10), "|          |");
-  EXPECT_EQ(format_bar(3, 1'000'000, 10), "|@         |");  // a tail stays visible
+  EXPECT_EQ(format_bar(3, 1'000'000, 10), "|.         |");  // a tail stays visible, thinner
+  EXPECT_EQ(format_bar(1, 321, 40), "|." + std::string(39, ' ') + "|");   // not as wide as 321
+  EXPECT_EQ(format_bar(9, 321, 40), "|@" + std::string(39, ' ') + "|");   // one '@' is 1/40 of the largest
   EXPECT_EQ(format_bar(0, 0, 3), "|   |");
   EXPECT_EQ(format_bar(UINT64_MAX, UINT64_MAX, 4), "|@@@@|");
 }

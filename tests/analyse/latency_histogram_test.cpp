@@ -141,6 +141,32 @@ TEST(LatencyHistogram, PercentilesWithinBoundOnAdversarialDistributions) {
   expect_matches({1'000'000'000, 1'000'000'001, 1'000'000'002}, "one bucket");
 }
 
+TEST(LatencyHistogram, RankRangeHoldsTheValueOfThatRank) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> ln(std::log(1e6), 0.8);
+  std::vector<uint64_t> v;
+  for (int i = 0; i < 5000; ++i) v.push_back(static_cast<uint64_t>(ln(rng)));
+  for (uint64_t i = 0; i < 300; ++i) v.push_back(i);  // the exact range too
+  LatencyHistogram h;
+  for (uint64_t x : v) h.record(x);
+  std::sort(v.begin(), v.end());
+  for (uint64_t r = 1; r <= v.size(); ++r) {
+    const auto range = h.rank_range(r);
+    const uint64_t x = v[r - 1];
+    ASSERT_LE(range.lo, x) << "rank " << r;
+    ASSERT_GE(range.hi, x) << "rank " << r;
+    // Never wider than one bucket: the histogram's stated resolution.
+    ASSERT_LE(static_cast<double>(range.hi - range.lo), static_cast<double>(x) * 2 * LatencyHistogram::kRelativeError) << "rank " << r;
+    if (x < LatencyHistogram::kExactBelow) {
+      ASSERT_EQ(range.lo, range.hi) << "rank " << r;
+    }
+  }
+  EXPECT_EQ(h.rank_range(1).lo, v.front());
+  EXPECT_EQ(h.rank_range(1).hi, v.front());
+  EXPECT_EQ(h.rank_range(v.size()).lo, v.back());
+  EXPECT_EQ(h.rank_range(v.size()).hi, v.back());
+}
+
 TEST(LatencyHistogram, Log2BucketsMatchDirectCounts) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> lu(0, std::log(1e10));

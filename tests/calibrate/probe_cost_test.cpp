@@ -104,6 +104,13 @@ TEST(ProbeCost, CachePath) {
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/home/u", false), "/tmp/xdg/uprof/probe-cost-6.18.0");
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "/tmp/xdg", "/root", true), "/tmp/xdg/uprof/probe-cost-6.18.0");
   EXPECT_EQ(probe_cost_cache_path("6.18.0", nullptr, "/root", true), "/var/cache/uprof/probe-cost-6.18.0");
+  // A user reads root's figures after its own; an XDG_CACHE_HOME is the only place.
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", nullptr, "/home/u", false),
+            (std::vector<std::string>{"/home/u/.cache/uprof/probe-cost-6.18.0", "/var/cache/uprof/probe-cost-6.18.0"}));
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", nullptr, "/root", true),
+            (std::vector<std::string>{"/var/cache/uprof/probe-cost-6.18.0"}));
+  EXPECT_EQ(probe_cost_read_paths("6.18.0", "/tmp/xdg", "/home/u", false),
+            (std::vector<std::string>{"/tmp/xdg/uprof/probe-cost-6.18.0"}));
   EXPECT_EQ(probe_cost_cache_path("6.18.0", "", "/home/u", false), "/home/u/.cache/uprof/probe-cost-6.18.0");
 }
 
@@ -195,11 +202,11 @@ TEST(ProbeSites, OneLineListsFewSitesAndCountsMany) {
   EXPECT_EQ(render_probe_sites({}), "");
 
   // With what each site's probes cost per call: per site, or the range per class.
-  sites[0].call_cost_ns = 2'700;
-  sites[1].call_cost_ns = 1'300;
-  sites[2].call_cost_ns = 14'600;
-  sites[3].call_cost_ns = 14'600;
-  sites[4].call_cost_ns = 2'950;
+  sites[0].cost_ns = 2'700;
+  sites[1].cost_ns = 1'300;
+  sites[2].cost_ns = 14'600;
+  sites[3].cost_ns = 14'600;
+  sites[4].cost_ns = 2'950;
   EXPECT_EQ(render_probe_sites(sites, 2),
             "uprof: first instructions: 4 single-stepped (+2.95us to +14.6us a call), 1 emulated (+2.70us a call), "
             "1 optimized (+1.30us a call) ('uprof probe BIN FUNC' shows each)");
@@ -209,9 +216,10 @@ TEST(ProbeSites, OneLineListsFewSitesAndCountsMany) {
             "f0 single-stepped (lea) +14.6us a call");
 }
 
-// A site's cost per call is the sum of its probes' hit costs: entry + return on add,
-// the entry alone on mul; a probe on no site adds to nothing.
-TEST(ProbeSites, SiteCostsSumTheirProbesHits) {
+// A site's cost per call is what its probes add to a measured call (the report's
+// figure): shared by add's entry and return probe, mul's entry alone; a probe on no
+// site sets nothing.
+TEST(ProbeSites, SiteCostsAreWhatTheirProbesAddToACall) {
   std::vector<ProbeSite> sites{{"add", {InsnClass::Emulated, "push %rbp", ""}, "/bin/t", 0x1000},
                                {"mul", {InsnClass::SingleStepped, "lea", ""}, "/bin/t", 0x1100}};
   std::vector<ProbeInfo> probes(4);
@@ -220,9 +228,9 @@ TEST(ProbeSites, SiteCostsSumTheirProbesHits) {
   probes[0].file_offset = probes[1].file_offset = 0x1000;
   probes[2].file_offset = 0x1100;
   probes[3].file_offset = 0x1000;
-  add_site_costs(sites, probes, {500, 700, 2950, 99});
-  EXPECT_EQ(sites[0].call_cost_ns, 1200u);
-  EXPECT_EQ(sites[1].call_cost_ns, 2950u);
+  set_site_costs(sites, probes, {700, 700, 2950, 99});
+  EXPECT_EQ(sites[0].cost_ns, 700u);
+  EXPECT_EQ(sites[1].cost_ns, 2950u);
 }
 
 // Each probe gets the cost of its own instruction's class: an entry and a return probe on

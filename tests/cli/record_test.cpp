@@ -205,31 +205,108 @@ TEST_P(Record, SystemWideSeesEveryProcessRunningTheCode) {
 
 // -a on a function uprof itself calls (libc's malloc): uprof's own calls are not
 // followed, so draining the records makes no new ones (the BPF engine's drain once
-// never ended, and uprof ran out of memory). Bounded here, so a regression fails fast:
-// a watchdog reads uprof's resident size every 50 ms and kills it above 2 GiB or after
-// 60 s (not `ulimit -v`, which the sanitized build's shadow-memory reservation cannot
-// live under).
+// never ended, and uprof ran out of memory). The libc is a private copy (its own
+// inode) that uprof and the workload load through LD_LIBRARY_PATH: every other
+// process on the machine (a compiler, another test) calls the system's malloc, which
+// this probe does not see, so the count does not depend on what else runs. Bounded,
+// so a regression fails fast: a watchdog reads uprof's resident size every 50 ms and
+// kills it above 2 GiB or after 60 s (not `ulimit -v`, which the sanitized build's
+// shadow-memory reservation cannot live under).
 TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  const std::string cmd = uprof_binary() + " record --engine " + GetParam() + " -a --entry-only -o " +
-                          dir.file("m.data") + " -e libc:malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'";
-  auto r = test::run_shell(cmd +
-                           " & p=$!; peak=0; n=0\n"
+  std::filesystem::create_directory(dir.file("lib"));
+  std::filesystem::copy_file("/lib/x86_64-linux-gnu/libc.so.6", dir.file("lib/libc.so.6"));
+  const std::string cmd = "LD_LIBRARY_PATH=" + dir.file("lib") + " " + uprof_binary() + " record --engine " +
+                          GetParam() + " -a --entry-only -o " + dir.file("m.data") + " -e " + dir.file("lib/libc.so.6") +
+                          ":malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'";
+  // setsid: uprof and the workload are a process group of their own, killed whole.
+  auto r = test::run_shell("setsid env " + cmd +
+                           " & p=$!; peak=0; end=$(($(date +%s) + 60))\n"
                            "while :; do\n"
                            "  st=$(awk '/^State/ {print $2}' /proc/$p/status 2>/dev/null); [ \"${st:-Z}\" = Z ] && break\n"
                            "  kb=$(awk '/^VmRSS/ {print $2}' /proc/$p/status 2>/dev/null); kb=${kb:-0}\n"
                            "  [ \"$kb\" -gt \"$peak\" ] && peak=$kb\n"
-                           "  [ \"$kb\" -gt 2097152 ] && { echo \"uprof grew to $kb kB: killed\" >&2; kill -9 $p; }\n"
-                           "  n=$((n + 1)); [ $n -gt 1200 ] && { echo 'uprof ran 60 s: killed' >&2; kill -9 $p; }\n"
+                           "  [ \"$kb\" -gt 2097152 ] && { echo \"uprof grew to $kb kB: killed\" >&2; kill -9 -$p; }\n"
+                           "  [ $(date +%s) -ge $end ] && { echo 'uprof ran 60 s: killed' >&2; kill -9 -$p; }\n"
                            "  sleep 0.05\n"
                            "done\n"
-                           "wait $p; rc=$?; echo \"peak $peak kB\"; exit $rc");
+                           "wait $p; rc=$?; echo \"uprof $p peak $peak kB\"; exit $rc");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto rec = load(dir.file("m.data"));
   ASSERT_TRUE(rec.trailer);
   EXPECT_GT(rec.samples.size(), 0u);
   EXPECT_EQ(rec.trailer->lost, 0u);
+  // uprof's own mallocs are not among them.
+  const uint32_t self = static_cast<uint32_t>(std::stoul(r.out.substr(r.out.find("uprof ") + 6)));
+  for (const Event& e : rec.samples) ASSERT_NE(e.pid, self);
+}
+
+// -p of a process in another mount namespace, where a bind mount hides a different
+// copy of the program at the same path: uprof must probe the copy the process runs,
+// not the file that path names in uprof's namespace (which never runs: no hit).
+TEST_P(Record, AttachInAnotherMountNamespaceProbesTheFileItRuns) {
+  UPROF_REQUIRE_UPROBES();
+  if (test::run_shell("command -v unshare").exit_code != 0) GTEST_SKIP() << "no unshare(1) (util-linux)";
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("app"));
+  const std::string prog = dir.file("app/prog"), hidden_by = dir.file("other");
+  std::filesystem::copy_file(fixture("x86_64", "workload"), prog);       // what the path names here
+  std::filesystem::copy_file(fixture("x86_64", "workload"), hidden_by);  // what it names in there
+  const std::string pidfile = dir.file("pid");
+  pid_t child = fork();
+  if (child == 0) {
+    const std::string script = "mount --bind " + hidden_by + " " + prog + " && exec " + prog + " loop " + pidfile;
+    execl("/usr/bin/unshare", "unshare", "-m", "--propagation", "private", "sh", "-c", script.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  ASSERT_TRUE(std::filesystem::exists(pidfile));
+  std::string pid;
+  std::ifstream(pidfile) >> pid;
+  // By the program's own name, and by the path as the process knows it.
+  for (const std::string& spec : {std::string("add"), prog + ":add"}) {
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", spec, "-p", pid,
+                  "--duration", "0.5"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("has a mount namespace or root of its own"), std::string::npos) << r.err;
+    auto rec = load(dir.file("u.data"));
+    auto [en, re] = entries_returns(rec);
+    EXPECT_GT(en, 50u) << spec;  // a call every 100 us for half a second
+    ASSERT_FALSE(rec.probes.empty());
+    EXPECT_EQ(rec.probes[0].path, "/proc/" + pid + "/root" + prog) << spec;
+  }
+  kill(child, SIGTERM);
+  waitpid(child, nullptr, 0);
+}
+
+// Without CAP_SYS_ADMIN no uprobe can go on: record says so in one line, before it
+// chooses an engine, measures probe costs or starts the workload.
+TEST(RecordPrivilege, WithoutRootOneLineAndNothingRuns) {
+  UPROF_REQUIRE_ROOT();  // to become someone else
+  const std::string out = "/tmp/uprof-nobody-" + std::to_string(getpid()) + ".data";
+  auto r = test::run_shell("setpriv --reuid=65534 --regid=65534 --clear-groups env XDG_CACHE_HOME=/tmp/uprof-nobody-cache " +
+                           uprof_binary() + " record -o " + out + " -e add -- " + fixture("x86_64", "workload") +
+                           " calls 3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");  // the workload never ran
+  EXPECT_EQ(r.err, "uprof: record: uprobes need root (CAP_SYS_ADMIN), which this process does not have: run "
+                   "'sudo uprof record ...'\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// A bad -o is refused before anything else happens.
+TEST(RecordOutput, ABadOutputPathIsRefusedFirst) {
+  auto missing = run({uprof_binary(), "record", "-o", "/nonexistent-dir/u.data", "-e", "add", "--",
+                      fixture("x86_64", "workload"), "calls", "3"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.out, "");
+  EXPECT_EQ(missing.err, "uprof: store: /nonexistent-dir/u.data: the directory /nonexistent-dir does not exist\n");
+  test::TempDir dir;
+  auto directory = run({uprof_binary(), "record", "-o", dir.path(), "-e", "add", "--", fixture("x86_64", "workload"),
+                        "calls", "3"});
+  EXPECT_EQ(directory.exit_code, 1);
+  EXPECT_EQ(directory.err, "uprof: store: " + dir.path() + ": is a directory\n");
 }
 
 // Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background

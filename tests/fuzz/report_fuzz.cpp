@@ -1,5 +1,5 @@
-// Fuzzes what `uprof report` and `uprof script` do with a data file someone handed
-// over: the reader, pairing, aggregation, histograms and every output format, on
+// Fuzzes what `uprof report`, `uprof script` and `uprof diff` do with a data file someone
+// handed over: the reader, pairing, aggregation, histograms and every output format, on
 // arbitrary bytes. The options vary with the input's size, so one corpus (the data
 // file seeds) covers the groupings and formats.
 #include <cstddef>
@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "data_file_input.h"
+#include "uprof/analyse/diff_model.h"
 #include "uprof/analyse/report_model.h"
+#include "uprof/present/diff_formats.h"
 #include "uprof/present/report_formats.h"
 #include "uprof/present/report_text.h"
 #include "uprof/present/script_output.h"
@@ -28,6 +30,14 @@ void report_and_script(const uint8_t* data, std::size_t size) {
     out += uprof::render_text_report(*m, to).size();
     out += uprof::render_json_report(*m, to).size();
     out += uprof::render_csv_report(*m, to).size();
+  }
+  // diff of the file against itself: the matching, the intervals, and its formats.
+  uprof::DiffOptions dopt{.by = size % 2 ? uprof::GroupBy::Thread : uprof::GroupBy::Function,
+                          .by_value = ao.by_value, .shift = {}};
+  if (auto d = uprof::build_diff(path, path, dopt)) {
+    out += uprof::render_text_diff(*d).size();
+    out += uprof::render_json_diff(*d, 5.0).size();
+    out += uprof::render_html_diff(*d, std::nullopt).size();
   }
   static constexpr uprof::ScriptFormat kFormats[] = {uprof::ScriptFormat::Text, uprof::ScriptFormat::JsonLines,
                                                       uprof::ScriptFormat::Chrome};

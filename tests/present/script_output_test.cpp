@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -108,6 +109,62 @@ void expect_golden(const std::string& file, const std::string& actual) {
 TEST(ScriptOutput, TextMatchesGolden) { expect_golden("script.txt", run_cases(ScriptFormat::Text)); }
 TEST(ScriptOutput, JsonLinesMatchGolden) { expect_golden("script.jsonl", run_cases(ScriptFormat::JsonLines)); }
 TEST(ScriptOutput, ChromeTraceMatchesGolden) { expect_golden("script.chrome.json", run_cases(ScriptFormat::Chrome)); }
+
+// The times a text line shows never go back: a call's line (known at its return) waits
+// for the calls inside it; an unwound frame's line comes in its place. A call open while
+// more than 65,536 lines wait behind it (main around 70,000 calls of f) is two lines: its
+// entry at its entry's time, its return at its return's.
+std::vector<uint64_t> shown_times(const std::string& text) {
+  std::vector<uint64_t> times;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    const auto dot = l.find('.');
+    times.push_back(std::stoull(l.substr(0, dot)) * 1'000'000'000 + std::stoull(l.substr(dot + 1, 9)));
+  }
+  return times;
+}
+
+TEST(ScriptOutput, TextLinesAreInTheOrderOfTheirTimes) {
+  std::vector<ProbeInfo> p{b::probe(0, ProbeKind::Entry, "f", 0x1000), b::probe(1, ProbeKind::Return, "f", 0x1000),
+                           b::probe(2, ProbeKind::Entry, "main", 0x3000, {"argc"}),
+                           b::probe(3, ProbeKind::Return, "main", 0x3000, {"$retval"})};
+  RecordingMeta meta;
+  meta.start_monotonic_ns = kStart;
+  auto script_of = [&](const std::vector<Event>& ev) {
+    const std::string path = test::write_data_file("script_order", meta, p, ev);
+    std::ostringstream out, problems;
+    EXPECT_TRUE(write_script(path, {}, out, problems).ok());
+    std::filesystem::remove(path);
+    return out.str();
+  };
+  // Nested: main(1) { f { f } } and a second thread's f between.
+  const std::string nested = script_of({
+      b::sample(2, 10, t(1), {1}), b::sample(0, 10, t(2)), b::sample(0, 10, t(3)), b::sample(0, 11, t(4)),
+      b::sample(1, 11, t(5)), b::sample(1, 10, t(6)), b::sample(1, 10, t(7)), b::sample(3, 10, t(8), {0}),
+      b::sample(0, 10, t(9)),  // open at the end
+  });
+  EXPECT_EQ(nested,
+            "0.000001000  10 10/10  main(argc=1) = 0  [7.00us]\n"
+            "0.000002000  10 10/10  f()  [5.00us]\n"
+            "0.000003000  10 10/10  f()  [3.00us]\n"
+            "0.000004000  11 11/11  f()  [1.00us]\n"
+            "0.000009000  10 10/10  f()  <no return: recording stopped>\n");
+
+  std::vector<Event> many{b::sample(2, 10, t(1), {2})};
+  const int calls = 70'000;
+  for (int i = 0; i < calls; ++i) {
+    many.push_back(b::sample(0, 10, t(2) + 4 * i));
+    many.push_back(b::sample(1, 10, t(2) + 4 * i + 2));
+  }
+  many.push_back(b::sample(3, 10, t(2) + 4 * calls, {0}));
+  const std::string text = script_of(many);
+  const std::vector<uint64_t> times = shown_times(text);
+  ASSERT_EQ(times.size(), static_cast<std::size_t>(calls) + 2);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  EXPECT_EQ(text.substr(0, text.find('\n')), "0.000001000  10 10/10  main(argc=2) ...");
+  const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+  EXPECT_EQ(last, "0.000282000  10 10/10  main%return = 0  [281us]\n");
+}
 
 // Both go through one loop and one filter: under a --comm filter, across a forked
 // thread, a forked process, an exec and a reused pid, script shows exactly the calls,

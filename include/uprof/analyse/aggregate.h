@@ -75,7 +75,7 @@ struct GroupStats {
   uint32_t function = 0;
   uint32_t pid = 0;                    // GroupBy::Process and ::Thread; 0 otherwise
   uint32_t tid = 0;                    // GroupBy::Thread; 0 otherwise
-  std::string comm{};                  // GroupBy::Thread: the thread's name when first seen
+  std::string comm{};                  // GroupBy::Thread: the thread's name at its calls (a new name starts a new group)
   bool has_by_value = false;           // false: no --by, or the call did not capture it
   bool other_values = false;           // the values past max_value_groups
   uint64_t by_value = 0;               // normalised
@@ -84,10 +84,17 @@ struct GroupStats {
   std::optional<LinearHistogram> linear{};
   uint64_t calls_spanning_loss = 0;    // paired across lost events: may be mis-paired
   uint64_t nested_probe_ns = 0;        // what the probe hits inside its calls cost (Call::nested_probe_ns)
+  // --compensate: calls it took more than their whole duration off (recorded as 0). Their
+  // own time is below what can be told apart from the probes', whose cost varies by more.
+  uint64_t below_compensation = 0;
   std::array<uint64_t, kUnmatchedReasons> unmatched{};
   std::vector<ValueStats> values{};    // one per FunctionInfo::values, same order
 
   uint64_t unmatched_total() const;
+  // --compensate: whether percentile `percent` of `latency` falls among the calls it took
+  // everything off (below_compensation, the smallest recorded): then it is no measurement,
+  // and the report shows none (p50 of 100 calls with 60 such is; p99 is not).
+  bool compensation_hides(double percent) const;
   // Adds `other`'s counts (its keys are not compared: merging is how totals are made).
   void merge(const GroupStats& other);
 };
@@ -115,6 +122,10 @@ class Aggregator final : public EventSink {
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
                     std::string_view comm);
   GroupStats make_group(uint32_t function) const;
+  // GroupBy::Thread: the tid with the thread's generation above it. A thread that takes
+  // a new name (exec, prctl) or whose tid another process reuses starts a new
+  // generation, so its calls after that are a group of their own, with that name.
+  uint32_t thread_id(uint32_t pid, uint32_t tid, std::string_view comm);
   // The function whose row `function`'s calls go to: the clone it joins (FunctionInfo::row), or itself.
   uint32_t row_of(uint32_t function) const;
   std::optional<uint64_t> by_value_of(uint32_t function, uint32_t probe, std::span<const uint64_t> values) const;
@@ -141,6 +152,13 @@ class Aggregator final : public EventSink {
   FlatIndex::Key last_key_{};
   uint32_t last_group_ = UINT32_MAX;
   uint32_t value_groups_ = 0;
+  struct ThreadGeneration {
+    uint32_t pid = 0;
+    uint32_t generation = 0;
+    std::string comm;
+  };
+  std::vector<ThreadGeneration> thread_generations_;
+  FlatIndex thread_generation_index_;        // tid -> thread_generations_
 };
 
 }  // namespace uprof

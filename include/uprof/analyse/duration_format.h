@@ -24,8 +24,9 @@ std::string format_bucket_label(uint64_t lo, uint64_t hi);
 std::string format_underflow_label(uint64_t below);
 std::string format_overflow_label(uint64_t from);
 
-// "|@@@@      |": `width` cells, count/max_count of them filled. A non-zero count
-// gets at least one '@', so a tail bucket of 3 calls beside 1M is still visible.
+// "|@@@@      |": `width` cells, count/max_count of them filled (rounded down). A
+// non-zero count too small for one '@' gets a '.', so a tail bucket of 3 calls beside
+// 1M is still visible without looking like 1/40 of them.
 std::string format_bar(uint64_t count, uint64_t max_count, std::size_t width);
 
 // "250" (ns), "250ns", "3.5us", "12ms", "1.5s" -> nanoseconds; what --since,

@@ -37,10 +37,10 @@ class EventFilter {
   // --function: what is not selected is not shown at all (and not counted as filtered).
   bool selected(uint32_t function) const { return function < selected_.size() && selected_[function]; }
   // The pid, tid, comm and time-window parts.
-  bool keeps(uint32_t pid, uint32_t tid, uint64_t time, const ThreadNames& names);
+  bool keeps(uint32_t pid, uint32_t tid, uint64_t time, const ThreadNames& names) const;
 
  private:
-  bool comm_kept(uint32_t name_id, const ThreadNames& names);
+  bool comm_kept(uint32_t name_id, const ThreadNames& names) const;
 
   AggregateFilter filter_;
   std::vector<bool> selected_;
@@ -48,8 +48,8 @@ class EventFilter {
   uint64_t until_ = UINT64_MAX;
   // Per ThreadNames id, the --comm answer once asked (-1: not yet): fnmatch per
   // event would cost more than the pairing.
-  std::vector<int8_t> comm_answer_;
-  int8_t unnamed_answer_ = -1;
+  mutable std::vector<int8_t> comm_answer_;
+  mutable int8_t unnamed_answer_ = -1;
 };
 
 }  // namespace uprof

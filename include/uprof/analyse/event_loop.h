@@ -67,6 +67,14 @@ class EventLoop final : private PairingSink {
   uint64_t filtered_out() const { return filtered_out_; }
   bool selected(uint32_t function) const { return filter_.selected(function); }
   const ThreadNames& names() const { return names_; }
+  const Pairer& pairer() const { return pairer_; }
+  // The time of the last event fed (0 before the first).
+  uint64_t now() const { return now_; }
+  // Whether a call, hit or unmatched entry of `function` on that thread at `time` would
+  // reach the sink (the filters), as admitted, without counting it.
+  bool admits(uint32_t function, uint32_t pid, uint32_t tid, uint64_t time) const {
+    return filter_.selected(function) && filter_.keeps(pid, tid, time, names_);
+  }
 
  private:
   void on_call(const Call& call) override;
@@ -83,6 +91,7 @@ class EventLoop final : private PairingSink {
   EventSink& sink_;
   std::optional<uint64_t> closed_duration_;  // of the call the current event closed
   uint64_t filtered_out_ = 0;
+  uint64_t now_ = 0;
 };
 
 struct ReadCounts {

@@ -56,6 +56,15 @@ class LatencyHistogram {
   double mean() const;
   // `percent` in [0, 100]: 50 for the median, 99.9 for p99.9. 0 when empty.
   uint64_t percentile(double percent) const;
+  // The values the rank-th smallest recorded value (1-based, <= count()) can be:
+  // its bucket's bounds, clamped to [min, max]; exact for rank 1 (the min), rank
+  // count() (the max), and below 256ns. analyse/quantile_shift.h bounds its intervals
+  // with these, so that the histogram's resolution only ever widens them.
+  struct ValueRange {
+    uint64_t lo = 0;
+    uint64_t hi = 0;  // inclusive
+  };
+  ValueRange rank_range(uint64_t rank) const;
   // Powers of two from the smallest to the largest value seen, empty ones included
   // (as bpftrace prints them); [0, 1) holds zero durations.
   std::vector<HistBucket> log2_buckets() const;

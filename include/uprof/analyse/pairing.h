@@ -143,6 +143,18 @@ struct PairingCounts {
   bool balanced() const;
 };
 
+// A call still open, as Pairer::open_frames lists it; `values` stay valid until the
+// pairer is next fed.
+struct OpenFrame {
+  uint32_t function = 0;
+  uint32_t probe = 0;          // its entry probe
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint64_t time = 0;           // of its entry
+  std::span<const uint64_t> values;
+  uint32_t missing = 0;
+};
+
 class Pairer {
  public:
   // `hit_cost_ns`, per probe (RecordingMeta::probe_hit_costs_ns), makes each Call carry
@@ -153,6 +165,10 @@ class Pairer {
   // Reports every still-open call as RecordingStopped (innermost first per thread).
   void finish(PairingSink& sink);
   const PairingCounts& counts() const { return counts_; }
+  // Every call open now, thread by thread, outermost first (replaces `out`'s contents).
+  // O(open calls): for a consumer that orders its output by entry time and must know
+  // what may still come (script's text).
+  void open_frames(std::vector<OpenFrame>& out) const;
 
  private:
   struct Frame {

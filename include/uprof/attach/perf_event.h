@@ -27,6 +27,9 @@ std::string open_error_message(int errno_value, const perf_event_attr& attr, pid
 
 // Sends the samples of `fd` into the ring buffer mapped on `target_fd` (same CPU).
 Status redirect_output(int fd, int target_fd);
+// PERF_EVENT_IOC_SET_FILTER: an ftrace filter on a tracepoint event ("common_pid != 42").
+// A hit the filter rejects is neither sampled nor counted.
+Status set_event_filter(int fd, const std::string& filter);
 
 // The kernel's id of the event: the PERF_SAMPLE_IDENTIFIER value of its samples.
 Result<uint64_t> event_id(int fd);

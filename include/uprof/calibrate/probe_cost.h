@@ -83,6 +83,12 @@ Result<ProbeCostTable> parse_probe_costs(std::string_view text);
 std::string probe_cost_cache_path(std::string_view kernel, const char* xdg_cache_home, const char* home, bool root);
 // The same for the running kernel and this process's environment.
 std::string probe_cost_cache_path();
+// Where a cached table is read from, in order: this process's own cache, then the
+// system's (/var/cache/uprof, which root's `uprof bench` writes) when that is another
+// file and XDG_CACHE_HOME does not choose one: a user's `bench --show` and `record` see
+// what root measured (pure).
+std::vector<std::string> probe_cost_read_paths(std::string_view kernel, const char* xdg_cache_home, const char* home,
+                                               bool root);
 
 // The running kernel's release and boot id.
 struct KernelIdentity {
@@ -91,9 +97,10 @@ struct KernelIdentity {
 };
 KernelIdentity current_kernel();
 
-// The cached table for the running kernel and boot; nullopt when there is none (or
-// it is from another boot, or unreadable: the cache is an optimisation).
-std::optional<ProbeCostTable> load_cached_probe_costs();
+// The cached table for the running kernel and boot, from the first of
+// probe_cost_read_paths that has one (its path in `from`); nullopt when there is none
+// (or it is from another boot, or unreadable: the cache is an optimisation).
+std::optional<ProbeCostTable> load_cached_probe_costs(std::string* from = nullptr);
 Status save_probe_costs(const ProbeCostTable& t, const std::string& path);
 
 // The measurable classes among `needed` that `t` has no figures for with `engine`

@@ -16,7 +16,10 @@ struct ProbeSite {
   InsnInfo info;
   std::string path;     // the probed instruction
   uint64_t file_offset = 0;
-  uint64_t call_cost_ns = 0;  // what its probes cost the program per call, all their hits (0: unknown)
+  // What its probes add to each call's measured latency (0: unknown): the figure the
+  // report's "probe dominates" note and --compensate use, so that record and report
+  // state one cost per function.
+  uint64_t cost_ns = 0;
   std::string moved_from{};   // placement moved the site: "endbr64 (single-stepped) -> +0x4"
 };
 
@@ -30,10 +33,10 @@ std::vector<ProbeSite> classify_probe_sites(const std::vector<ProbeInfo>& probes
 // instead, with the range of their costs.
 std::string render_probe_sites(const std::vector<ProbeSite>& sites, std::size_t max_listed = 4);
 
-// Sets each site's call_cost_ns: the sum of `hit_costs` (per probe, probe_hit_costs_for)
-// of the probes on it.
-void add_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
-                    const std::vector<uint64_t>& hit_costs);
+// Sets each site's cost_ns from `inside_costs` (per probe, probe_costs_for) of the
+// probes on it: the largest, as an entry and a return probe on one site share it.
+void set_site_costs(std::vector<ProbeSite>& sites, const std::vector<ProbeInfo>& probes,
+                    const std::vector<uint64_t>& inside_costs);
 
 // RecordingMeta::probe_costs_ns: per probe, what the probes on its instruction add to a
 // measured call (ClassCost::inside_ns of the instruction's class, among the figures of

@@ -36,5 +36,9 @@ std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key);
 std::string format_wall_time(uint64_t realtime_ns);
 // Seconds the recording covers (trailer end, else the last event, minus the start).
 double recording_seconds(const ReportModel& m);
+// The workload's argv as one line: "./app --threads 4".
+std::string join_command(const std::vector<std::string>& argv);
+// "2026-12-02 12:05:31 UTC, 1.110 s, on host (x86_64, Linux 6.1.0, bpf engine)"
+std::string recorded_summary(const ReportModel& m);
 
 }  // namespace uprof

@@ -37,6 +37,10 @@ struct RecordRequest {
   PlanOptions plan;
   std::size_t ring_pages = 0;           // -m: see CaptureTarget::ring_pages; 0 = the engine's default
   std::optional<double> duration_s;     // --duration
+  // --interval SEC: a block of per-function statistics every SEC while recording
+  // (SessionControl::on_interval), with log2 histograms when interval_hist is set.
+  std::optional<double> interval_s;
+  bool interval_hist = false;
   ResolveOptions resolve;
   // The capture engine: the BPF one where the kernel runs it, else perf (auto); or
   // either by name (--engine). The backend is the perf engine's.

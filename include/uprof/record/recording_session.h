@@ -37,6 +37,9 @@ struct SessionControl {
   std::atomic<pid_t>* workload_pid = nullptr;
   // Lines for the user before the run starts (stale tracefs probes removed).
   std::function<void(const std::string&)> on_note{};
+  // --interval: each block's text (present/interval_text.h), as it closes; the last one
+  // when the recording ends.
+  std::function<void(const std::string&)> on_interval{};
 };
 
 struct RecordReport {

@@ -98,6 +98,11 @@ void encode_event(const Event& e, EventCodecState& state, std::string& out);
 // ("EVENTS at payload byte 41: truncated sample"): give it the whole payload.
 Status decode_event(ByteReader& r, EventCodecState& state, Event& e);
 
+// Whether DataFileWriter::create could write `path`, checked without creating it, so
+// that `record` refuses a bad -o before it resolves, measures or starts anything:
+// "store: /nope/u.data: the directory /nope does not exist".
+Status check_output_path(const std::string& path);
+
 class DataFileWriter {
  public:
   static Result<DataFileWriter> create(const std::string& path, const RecordingMeta& meta,

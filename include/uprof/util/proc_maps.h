@@ -28,8 +28,5 @@ struct MapsEntry {
 std::vector<MapsEntry> parse_maps(std::string_view text);
 // /proc/PID/maps of process `pid` (0: this process), parsed; empty when it cannot be read.
 std::vector<MapsEntry> read_maps(int pid);
-// The files process `pid` maps, in the order its maps list them, each once
-// ("/usr/lib/x86_64-linux-gnu/libz.so.1.2.13"); none removed since; empty when unreadable.
-std::vector<std::string> mapped_paths(int pid);
 
 }  // namespace uprof
