@@ -97,14 +97,21 @@ std::optional<std::string> read_reply(int fd) {
   }
 }
 
-// The load bias of a file a process maps: where its first PT_LOAD (file offset 0) went,
-// less that segment's page-aligned link-time address.
+// The load bias of a file a process maps, from a mapping of its code: an executable
+// mapping at file offset O lies in the PF_X PT_LOAD whose pages hold O, so it starts at
+// bias + that segment's page-aligned address + (O - its page-aligned offset). libc:
+//   7f1c2a228000-7f1c2a3bd000 r-xp 00028000 ...   PT_LOAD R E at 0x28000, offset 0x28000
+//   -> bias 0x7f1c2a200000. Only executable mappings count: a read-only mapping of the
+// same file at offset 0 may be anyone's mmap of it (libelf's, in uprof's own process).
 std::optional<uint64_t> load_bias(const std::vector<const MapsEntry*>& entries, const ElfFile& elf) {
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   for (const MapsEntry* m : entries) {
-    if (m->offset != 0) continue;
-    for (const LoadSegment& s : elf.loads())
-      if (s.offset == 0) return m->start - (s.vaddr & ~(page - 1));
+    if (!m->executable()) continue;
+    for (const LoadSegment& s : elf.loads()) {
+      const uint64_t off_page = s.offset & ~(page - 1);
+      if (s.executable && m->offset >= off_page && m->offset < s.offset + s.filesz)
+        return m->start - ((s.vaddr & ~(page - 1)) + (m->offset - off_page));
+    }
   }
   return std::nullopt;
 }
