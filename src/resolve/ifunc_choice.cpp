@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -19,6 +20,7 @@
 
 #include "uprof/resolve/pointer_relocs.h"
 #include "uprof/spec/probe_spec.h"
+#include "uprof/util/environ_block.h"
 #include "uprof/util/hex.h"
 #include "uprof/util/proc_maps.h"
 #include "uprof/util/unique_fd.h"
@@ -230,6 +232,20 @@ Result<std::vector<std::optional<uint64_t>>> process_choices(int pid, const ElfF
     }
   }
   return out;
+}
+
+Status same_selection_as_here(int pid) {
+  constexpr const char* kTunables = "GLIBC_TUNABLES";
+  auto block = read_environ(pid);
+  if (!block) return err(block.error().message, ": its GLIBC_TUNABLES cannot be compared with uprof's");
+  const std::optional<std::string> theirs = environ_value(*block, kTunables);
+  const char* mine_c = std::getenv(kTunables);
+  const std::optional<std::string> mine = mine_c ? std::optional<std::string>(mine_c) : std::nullopt;
+  if (theirs == mine) return ok();
+  auto show = [&](const std::optional<std::string>& v) {
+    return v ? std::string("with ") + kTunables + "=" + *v : std::string("without");
+  };
+  return err("process ", pid, " started ", show(theirs), ", uprof ", show(mine));
 }
 
 }  // namespace uprof

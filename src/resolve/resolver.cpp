@@ -442,6 +442,13 @@ Result<std::vector<IfuncSelection>> Resolver::select_ifuncs(const Image& img, co
     if (!bound[i]) loader.push_back(ask[i]);
   std::vector<uint64_t> by_loader;
   if (!loader.empty()) {
+    // A process that has not bound it yet selects as uprof's loader would, unless it
+    // started with other tunables: then which one it will select is not known.
+    if (opts_.pid > 0) {
+      if (auto same = same_selection_as_here(opts_.pid); !same)
+        return err("process ", opts_.pid, " has bound no reference to '", loader.front().name,
+                   "' yet, and its loader may select otherwise: ", same.error().message);
+    }
     UPROF_ASSIGN(by_loader, ask_loader(img.elf, loader));
   }
   for (std::size_t i = 0, next = 0; i < ask.size(); i++) {

@@ -17,7 +17,8 @@
 //    IRELATIVE relocations fill (those whose addend is this resolver) and the GOT slots
 //    that name the symbol in every file the process maps (pointer_relocs.h), read from
 //    /proc/PID/mem. A slot counts when it points into the library's code: a PLT slot
-//    not yet bound still points at its stub.
+//    not yet bound still points at its stub. Where none is bound yet, the loader is
+//    asked as above, if the process started with uprof's GLIBC_TUNABLES.
 //
 // An executable cannot be dlopen'ed and a file of another architecture cannot be loaded
 // on this machine: both are errors that say so.
@@ -50,5 +51,12 @@ Result<std::vector<uint64_t>> ask_loader(const ElfFile& lib, const std::vector<I
 // An error when `lib` is not mapped by the process or its memory cannot be read.
 Result<std::vector<std::optional<uint64_t>>> process_choices(int pid, const ElfFile& lib,
                                                              const std::vector<IfuncQuery>& queries);
+
+// Whether process `pid`'s loader selects as a fresh one of uprof's would, for an IFUNC
+// it has not bound yet: the CPU is the same; what can differ is GLIBC_TUNABLES
+// (glibc.cpu.hwcaps=-AVX2,...), which its loader read when it started. An error says
+// what differs:
+//   process 1234 started with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2, uprof without
+Status same_selection_as_here(int pid);
 
 }  // namespace uprof
