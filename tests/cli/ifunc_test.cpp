@@ -43,26 +43,34 @@ std::string chosen(const std::string& out, const std::string& how) {
   return m[1];
 }
 
+test::CommandResult perf_probe(std::vector<std::string> args) {
+  args.insert(args.begin(), {"perf", "probe"});
+  return run(args);
+}
+
 // tracefs probes made with perf probe, one per implementation, removed at scope exit.
 struct PerfProbes {
   std::string group = "uprof_ifunc_" + std::to_string(::getpid());
-  std::vector<std::string> names;  // the implementations, in event order impl0, impl1, ...
-  ~PerfProbes() { run_shell("perf probe -q -d '" + group + ":*' 2>/dev/null"); }
+  // perf probe refuses an event name another group has ("event \"impl0\" already
+  // exists", exit 239, when both engines' tests ran at once): the pid is in it too.
+  std::string event_prefix = "impl" + std::to_string(::getpid()) + "_";
+  std::vector<std::string> names;  // the implementations, in event order impl<pid>_0, _1, ...
+  ~PerfProbes() { perf_probe({"-q", "-d", group + ":*"}); }
 };
 
 TEST_P(Ifunc, StrlenCountsMatchPerfStatOnTheSelectedImplementation) {
   UPROF_REQUIRE_UPROBES();
   if (run_shell("command -v perf").exit_code != 0) GTEST_SKIP() << "perf is not installed";
   PerfProbes probes;
-  auto funcs = run({"perf", "probe", "-x", kLibc, "-F", "__strlen_*"});
+  auto funcs = perf_probe({"-x", kLibc, "-F", "__strlen_*"});
   std::istringstream lines(funcs.out);
   for (std::string name; std::getline(lines, name);)
     if (!name.empty()) probes.names.push_back(name);
   if (probes.names.size() < 2) GTEST_SKIP() << "perf sees no __strlen_* in libc (libc6-dbg?): " << funcs.err;
   std::string events;
   for (std::size_t i = 0; i < probes.names.size(); i++) {
-    const std::string event = probes.group + ":impl" + std::to_string(i);
-    auto add = run({"perf", "probe", "-q", "-x", kLibc, "--add", event + "=" + probes.names[i]});
+    const std::string event = probes.group + ":" + probes.event_prefix + std::to_string(i);
+    auto add = perf_probe({"-q", "-x", kLibc, "--add", event + "=" + probes.names[i]});
     ASSERT_EQ(add.exit_code, 0) << add.err;
     events += (events.empty() ? "" : ",") + event;
   }
@@ -73,7 +81,7 @@ TEST_P(Ifunc, StrlenCountsMatchPerfStatOnTheSelectedImplementation) {
   std::istringstream stat_lines(stat.err);
   for (std::string line; std::getline(stat_lines, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, std::regex(R"(^(\d+),,)" + probes.group + R"(:impl(\d+),)")))
+    if (std::regex_search(line, m, std::regex(R"(^(\d+),,)" + probes.group + ":" + probes.event_prefix + R"((\d+),)")))
       perf_counts[probes.names.at(std::stoul(m[2]))] = std::stol(m[1]);
   }
   ASSERT_EQ(perf_counts.size(), probes.names.size()) << stat.err;
