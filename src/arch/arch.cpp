@@ -44,11 +44,15 @@ constexpr uint32_t kAbi64 = 2;  // PERF_SAMPLE_REGS_ABI_64
 const ArchInfo kX86{
     .arch = Arch::X86_64, .name = "x86_64", .e_machine = EM_X86_64, .insn_align = 1,
     .perf_sample_abi = kAbi64, .regs = kX86Regs, .int_arg_regs = kX86Args,
-    .return_reg = 0, .sp_reg = 7, .ip_reg = 8, .stack_args_offset = 8};
+    .return_reg = 0, .sp_reg = 7, .ip_reg = 8, .stack_args_offset = 8,
+    .relocs = {.irelative = R_X86_64_IRELATIVE, .glob_dat = R_X86_64_GLOB_DAT, .jump_slot = R_X86_64_JUMP_SLOT,
+               .abs64 = R_X86_64_64}};
 const ArchInfo kArm64{
     .arch = Arch::Arm64, .name = "arm64", .e_machine = EM_AARCH64, .insn_align = 4,
     .perf_sample_abi = kAbi64, .regs = kArm64Regs, .int_arg_regs = kArm64Args,
-    .return_reg = 0, .sp_reg = 31, .ip_reg = 32, .stack_args_offset = 0};
+    .return_reg = 0, .sp_reg = 31, .ip_reg = 32, .stack_args_offset = 0,
+    .relocs = {.irelative = R_AARCH64_IRELATIVE, .glob_dat = R_AARCH64_GLOB_DAT, .jump_slot = R_AARCH64_JUMP_SLOT,
+               .abs64 = R_AARCH64_ABS64}};
 
 constexpr std::array<const ArchInfo*, 2> kAll{&kX86, &kArm64};
 

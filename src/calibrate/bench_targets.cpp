@@ -1,4 +1,5 @@
 #include "uprof/calibrate/bench_targets.h"
+#include "uprof/util/proc_maps.h"
 
 #include <time.h>
 
@@ -118,34 +119,9 @@ LoopTiming run_target_loop(const BenchTarget& t, uint64_t n) {
 }
 
 std::optional<CodeLocation> locate_code(std::string_view maps, uint64_t addr) {
-  // "start-end perms offset dev inode   path", addresses and offset in hex.
-  auto parse_hex = [](std::string_view s, uint64_t& v) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-    return ec == std::errc() && p == s.data() + s.size();
-  };
-  while (!maps.empty()) {
-    std::size_t nl = maps.find('\n');
-    std::string_view line = maps.substr(0, nl);
-    maps = nl == std::string_view::npos ? std::string_view{} : maps.substr(nl + 1);
-    std::string_view field[6];
-    std::size_t n = 0, i = 0;
-    for (; n < 5; n++) {  // the first five fields; the path is the rest
-      while (i < line.size() && line[i] == ' ') i++;
-      std::size_t j = line.find(' ', i);
-      if (j == std::string_view::npos) break;
-      field[n] = line.substr(i, j - i);
-      i = j;
-    }
-    while (i < line.size() && line[i] == ' ') i++;
-    if (n < 5 || i >= line.size() || line[i] != '/') continue;  // anonymous, [vdso], ...
-    field[5] = line.substr(i);
-    std::size_t dash = field[0].find('-');
-    uint64_t start = 0, end = 0, off = 0;
-    if (dash == std::string_view::npos || !parse_hex(field[0].substr(0, dash), start) ||
-        !parse_hex(field[0].substr(dash + 1), end) || !parse_hex(field[2], off))
-      continue;
-    if (addr >= start && addr < end) return CodeLocation{std::string(field[5]), addr - start + off};
-  }
+  for (const MapsEntry& m : parse_maps(maps))
+    if (m.path.size() > 0 && m.path[0] == '/' && addr >= m.start && addr < m.end)
+      return CodeLocation{m.path, addr - m.start + m.offset};
   return std::nullopt;
 }
 

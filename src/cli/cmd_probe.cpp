@@ -1,13 +1,18 @@
 // uprof probe: resolve specs without probing, or list a binary's functions.
+#include <signal.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "command.h"
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/present/probe_listing.h"
 #include "uprof/present/usdt_listing.h"
+#include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
@@ -23,7 +28,8 @@ namespace uprof::cli {
 int cmd_probe(int argc, char** argv) {
   po::options_description opts(
       "usage: uprof probe [--list | --list-usdt] BIN [SPEC... | PATTERN]\n"
-      "       uprof probe LIB:FUNC...      (specs that name their file: a library through ld.so.cache)\n\n"
+      "       uprof probe LIB:FUNC...      (specs that name their file: a library through ld.so.cache)\n"
+      "       uprof probe -p PID SPEC...   (as record -p resolves them: the files PID maps, its IFUNC choices)\n\n"
       "  uprof probe BIN SPEC...        print what each spec resolves to (file, offset), without probing\n"
       "  uprof probe --list BIN [GLOB]  list BIN's functions: name, address, file offset, size, signature\n"
       "  uprof probe --list-usdt BIN    list BIN's USDT (SystemTap SDT) probes: offset, semaphore, arguments\n"
@@ -37,6 +43,8 @@ int cmd_probe(int argc, char** argv) {
       "cleanup", "remove the tracefs groups uprof_<pid> whose uprof is gone")(
       "exact-site", "show each function's probe at its symbol, as record --exact-site probes it")(
       "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary")(
+      "pid,p", po::value<int>(), "resolve as record -p PID does: the libraries the process maps, and the IFUNC "
+      "implementations its loader bound")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug); repeatable");
   po::options_description hidden;
@@ -70,14 +78,26 @@ int cmd_probe(int argc, char** argv) {
   }
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();
+  const int pid = vm.count("pid") ? vm["pid"].as<int>() : 0;
+  if (vm.count("pid") && pid <= 0) return usage_error("probe", "-p takes a process id");
   auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
   // `uprof probe libc:malloc`: no program, only specs that name their file (a library
   // is then found through ld.so.cache, as with record -a).
   if (std::error_code ec; !vm.count("list") && !vm.count("list-usdt") && !std::filesystem::exists(bin, ec)) {
-    if (auto first = parse_probe_spec(bin); first && !first->object.empty()) {
+    if (auto first = parse_probe_spec(bin); first && (!first->object.empty() || pid > 0)) {
       args.insert(args.begin(), bin);
       bin.clear();
     }
+  }
+  // -p PID: its files as it sees them (record/process_view.h); its program is the one a
+  // spec without a file means.
+  std::optional<ProcessView> view;
+  if (pid > 0) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return fail("probe: -p " + std::to_string(pid) + ": no such process");
+    view = ProcessView::of(pid);
+    if (bin.empty()) bin = view->program();
+    if (bin.empty()) return fail("probe: process " + std::to_string(pid) + ": its program cannot be read (/proc/" +
+                                 std::to_string(pid) + "/exe)");
   }
 
   if (vm.count("list-usdt")) {
@@ -93,6 +113,10 @@ int cmd_probe(int argc, char** argv) {
   ResolveOptions ropts;
   if (vm.count("debug-dir")) ropts.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   ropts.force_offset = vm.count("force") > 0;
+  if (pid > 0) {
+    ropts.pid = pid;
+    ropts.mapped_files = view->mapped_paths();
+  }
   Resolver resolver(ropts);
 
   if (vm.count("list")) {

@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "uprof/attach/workload.h"
@@ -48,6 +47,7 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   UPROF_ASSIGN(plan.target, target_program(request, view ? &*view : nullptr));
   if (view) {
     request.resolve.mapped_files = view->mapped_paths();
+    request.resolve.pid = request.attach_pid;  // its IFUNC choices (resolve/ifunc_choice.h)
     // A path in a spec names a file of the process: "/srv/app:main" is its /srv/app.
     for (ProbeSpec& spec : request.specs)
       if (!spec.object.empty() && spec.object.front() == '/') spec.object = view->path(spec.object);

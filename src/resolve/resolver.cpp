@@ -4,11 +4,13 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "uprof/resolve/global_values.h"
+#include "uprof/resolve/ifunc_choice.h"
 #include "uprof/resolve/probe_placement.h"
 #include "uprof/resolve/usdt_known.h"
 #include "uprof/resolve/usdt_notes.h"
@@ -115,11 +117,12 @@ Error ambiguous(const Image& img, const ProbeSpec& spec, const std::vector<const
   return Error{os.str()};
 }
 
-Error ifunc_error(const Image& img, const Function& f) {
+// An IFUNC whose selected implementation is not known: `why` says why.
+Error ifunc_error(const Image& img, const Function& f, const std::string& why) {
   std::ostringstream os;
   os << "elf: " << img.elf.path() << ": '" << f.name()
-     << "' is an IFUNC: its symbol is the resolver the loader runs once to pick an implementation, so a "
-        "probe there would not see the calls; probe an implementation instead";
+     << "' is an IFUNC: its symbol is the resolver the loader runs once to pick an implementation, so a probe there "
+        "would not see the calls, and which one it picks is not known (" << why << "); probe an implementation instead";
   std::vector<std::string> impls;
   for (const auto& g : img.functions.functions())
     if (&g != &f && !g.is_ifunc && g.name() != f.name() && g.name().find(f.name()) != std::string::npos &&
@@ -351,31 +354,49 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   // "scale.constprop.0"), unless the spec names a clone.
   const bool source_names = !names_a_clone(ref.name);
 
+  // An IFUNC is probed at the implementation its resolver selects (resolve/ifunc_choice.h).
+  std::vector<const Function*> ifuncs;
+  std::copy_if(hits.begin(), hits.end(), std::back_inserter(ifuncs), [](const Function* f) { return f->is_ifunc; });
+  std::vector<IfuncSelection> selected;
+  if (!ifuncs.empty()) {
+    auto chosen = select_ifuncs(*img, ifuncs, globbed ? std::string() : ref.version.value_or(""));
+    if (!chosen && !globbed) return ifunc_error(*img, *ifuncs.front(), chosen.error().message);
+    if (chosen) selected = std::move(chosen).value();  // a glob without them probes the rest
+  }
+
   std::vector<ResolvedProbe> out;
   for (const Function* f : hits) {
+    // What is probed: the function, or the implementation its IFUNC selects.
+    const Function* at = f;
+    const IfuncSelection* choice = nullptr;
     if (f->is_ifunc) {
-      if (globbed) continue;  // a glob skips resolvers; naming one gets the explanation
-      return ifunc_error(*img, *f);
+      const auto i = static_cast<std::size_t>(std::find(ifuncs.begin(), ifuncs.end(), f) - ifuncs.begin());
+      if (i >= selected.size()) continue;
+      choice = &selected[i];
+      at = img->functions.containing(choice->vaddr);
+      if (at && at->addr != choice->vaddr) at = nullptr;
+      // A glob that matches the implementation too probes it once, under its own name.
+      if (globbed && at && std::find(hits.begin(), hits.end(), at) != hits.end()) continue;
     }
+    const uint64_t at_addr = at ? at->addr : choice->vaddr, at_size = at ? at->size : 0;
+    const std::string at_name = at ? at->display_name() : f->display_name() + " -> " + hex(at_addr);
     uint64_t off = ref.offset.value_or(0);
-    if (off && off >= f->size)
-      return err("spec: '", spec.text, "': offset ", hex(off), " is outside ", f->display_name(), " (size ",
-                 hex(f->size), ")");
-    uint64_t vaddr = f->addr + off;
-    UPROF_TRY(check_alignment(vaddr, f->display_name() + (off ? "+" + hex(off) : "")));
+    if (off && at_size && off >= at_size)
+      return err("spec: '", spec.text, "': offset ", hex(off), " is outside ", at_name, " (size ", hex(at_size), ")");
+    uint64_t vaddr = at_addr + off;
+    UPROF_TRY(check_alignment(vaddr, at_name + (off ? "+" + hex(off) : "")));
     auto foff = vaddr_to_offset(loads, vaddr);
     if (!foff)
-      return err("elf: ", img->elf.path(), ": ", f->display_name(), " at ", hex(vaddr),
-                 " is in no loadable segment of the file");
+      return err("elf: ", img->elf.path(), ": ", at_name, " at ", hex(vaddr), " is in no loadable segment of the file");
     if (!segment_for_vaddr(loads, vaddr)->executable)
-      return err("elf: ", img->elf.path(), ": ", f->display_name(), " at ", hex(vaddr),
-                 " is not in an executable segment");
+      return err("elf: ", img->elf.path(), ": ", at_name, " at ", hex(vaddr), " is not in an executable segment");
     auto p = base();
     p.function = source_names ? f->source : f->display_name();
-    if (source_names) p.clone = std::string(f->clone());
-    p.symbol = f->name();
-    p.function_addr = f->addr;
-    p.function_size = f->size;
+    if (source_names && !choice) p.clone = std::string(f->clone());
+    if (choice) p.ifunc_choice = choice->how;
+    p.symbol = at ? at->name() : hex(at_addr);
+    p.function_addr = at_addr;
+    p.function_size = at_size;
     p.offset_in_function = off;
     p.vaddr = vaddr;
     p.file_offset = *foff;
@@ -385,7 +406,57 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   }
   if (out.empty())
     return err("spec: '", spec.text, "': every function it matches in ", img->elf.path(),
-               " is an IFUNC resolver; probe an implementation");
+               " is an IFUNC resolver, and which implementation each selects is not known; probe an implementation");
+  return out;
+}
+
+Result<std::vector<IfuncSelection>> Resolver::select_ifuncs(const Image& img, const std::vector<const Function*>& ifuncs,
+                                                            const std::string& version) {
+  std::vector<IfuncQuery> queries;
+  for (const Function* f : ifuncs) queries.push_back({.name = f->name(), .version = version, .resolver = f->addr});
+  auto key = [&](const IfuncQuery& q) { return img.path + "\n" + q.name + "@" + q.version; };
+  std::vector<IfuncSelection> out(queries.size());
+  std::vector<std::size_t> unknown;
+  for (std::size_t i = 0; i < queries.size(); i++) {
+    auto it = ifunc_choices_.find(key(queries[i]));
+    if (it != ifunc_choices_.end()) out[i] = it->second;
+    else unknown.push_back(i);
+  }
+  if (unknown.empty()) return out;
+  std::vector<IfuncQuery> ask;
+  for (std::size_t i : unknown) ask.push_back(queries[i]);
+  // -p PID: what that process's loader bound; the rest as this machine's loader selects it.
+  std::vector<std::optional<uint64_t>> bound(ask.size());
+  std::string not_bound = "IFUNC, selected for this CPU";
+  if (opts_.pid > 0) {
+    auto in_process = process_choices(opts_.pid, img.elf, ask);
+    if (in_process) {
+      bound = std::move(in_process).value();
+      not_bound += "; process " + std::to_string(opts_.pid) + " has bound no reference to it yet";
+    } else {
+      not_bound += "; " + in_process.error().message;
+    }
+  }
+  std::vector<IfuncQuery> loader;
+  for (std::size_t i = 0; i < ask.size(); i++)
+    if (!bound[i]) loader.push_back(ask[i]);
+  std::vector<uint64_t> by_loader;
+  if (!loader.empty()) {
+    // A process that has not bound it yet selects as uprof's loader would, unless it
+    // started with other tunables: then which one it will select is not known.
+    if (opts_.pid > 0) {
+      if (auto same = same_selection_as_here(opts_.pid); !same)
+        return err("process ", opts_.pid, " has bound no reference to '", loader.front().name,
+                   "' yet, and its loader may select otherwise: ", same.error().message);
+    }
+    UPROF_ASSIGN(by_loader, ask_loader(img.elf, loader));
+  }
+  for (std::size_t i = 0, next = 0; i < ask.size(); i++) {
+    IfuncSelection s = bound[i] ? IfuncSelection{*bound[i], "IFUNC, as process " + std::to_string(opts_.pid) + " bound it"}
+                                : IfuncSelection{by_loader[next++], not_bound};
+    ifunc_choices_[key(ask[i])] = s;
+    out[unknown[i]] = std::move(s);
+  }
   return out;
 }
 

@@ -32,6 +32,14 @@ struct ArchInfo {
   // Distance from the stack pointer at function entry to the first stack-passed
   // argument: x86-64 has the return address at [rsp], arm64 none.
   uint32_t stack_args_offset;
+  // Dynamic relocations that fill a pointer slot with a function's address
+  // (R_X86_64_*, R_AARCH64_*): where a process's loader wrote what an IFUNC selected.
+  struct PointerRelocs {
+    uint32_t irelative;   // slot = what the resolver at the addend returns
+    uint32_t glob_dat;    // slot = the symbol's address (a GOT entry)
+    uint32_t jump_slot;   // slot = the symbol's address once bound (a PLT's GOT entry)
+    uint32_t abs64;       // slot = the symbol's address + addend
+  } relocs;
 };
 
 const ArchInfo& arch_info(Arch a);

@@ -26,6 +26,16 @@ struct ResolveOptions {
   // -p PID: the files the process maps (/proc/PID/maps). A library spec names the one
   // it loaded, dlopen'ed ones included, before the program's DT_NEEDED are searched.
   std::vector<std::string> mapped_files{};
+  // -p PID: an IFUNC is probed at the implementation this process's loader bound it to
+  // (resolve/ifunc_choice.h); 0: the one the loader selects on this machine.
+  int pid = 0;
+};
+
+// The implementation an IFUNC resolves to, at its link-time address, and how that is
+// known ("IFUNC, selected for this CPU", "IFUNC, as process 1234 bound it").
+struct IfuncSelection {
+  uint64_t vaddr = 0;
+  std::string how;
 };
 
 class Resolver {
@@ -52,6 +62,11 @@ class Resolver {
   // libraries it loads.
   Result<std::vector<ResolvedProbe>> resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,
                                                   const std::string& target);
+  // The implementation each of `ifuncs` (IFUNC symbols of `img`) selects: in process
+  // opts_.pid where it has bound one, else as the loader selects it here. Asked once
+  // per file and name.
+  Result<std::vector<IfuncSelection>> select_ifuncs(const Image& img, const std::vector<const Function*>& ifuncs,
+                                                    const std::string& version);
   // Refuses a probe inside a function at an offset that is not an instruction boundary.
   Status check_offset(const Image& img, const ResolvedProbe& p);
 
@@ -59,6 +74,7 @@ class Resolver {
   std::map<std::string, std::unique_ptr<Image>> images_;
   std::map<Arch, InsnDecoder> decoders_;
   std::map<std::string, BranchTargets> branch_targets_;
+  std::map<std::string, IfuncSelection> ifunc_choices_;  // by "path\nname@version"
 };
 
 }  // namespace uprof
