@@ -57,12 +57,18 @@ constexpr FailureText kFailures[] = {
 
 }  // namespace
 
-std::string debuginfod_failure(int neg_errno, std::string_view urls, std::string_view timeout_env) {
+std::string debuginfod_failure(int neg_errno, std::string_view urls, std::string_view timeout_env,
+                               std::string_view maxtime_env) {
   const int e = -neg_errno;
   if (e == ETIME) {
+    // Either limit ends a lookup: the first bytes within DEBUGINFOD_TIMEOUT, the whole
+    // file within DEBUGINFOD_MAXTIME (when set).
     std::string t = timeout_env.empty() ? std::string("90 s, the default of DEBUGINFOD_TIMEOUT")
                                         : "DEBUGINFOD_TIMEOUT=" + std::string(timeout_env) + " s";
-    return "timed out: no data from " + std::string(urls) + " within " + t;
+    std::string s = "timed out: no data from " + std::string(urls) + " within " + t;
+    if (!maxtime_env.empty() && std::atol(std::string(maxtime_env).c_str()) > 0)
+      s += ", or not all of it within DEBUGINFOD_MAXTIME=" + std::string(maxtime_env) + " s";
+    return s;
   }
   for (const auto& f : kFailures) {
     if (f.err != e) continue;
@@ -151,11 +157,13 @@ Result<DebuginfodFile> find(const DebuginfodQuery& q, DebuginfodListener* listen
   std::unique_ptr<char, decltype(&std::free)> owned(path, &std::free);
   if (rc < 0) {
     const char* t = std::getenv("DEBUGINFOD_TIMEOUT");
-    return Error{what + debuginfod_failure(rc, urls, t ? t : "")};
+    const char* m = std::getenv("DEBUGINFOD_MAXTIME");
+    return Error{what + debuginfod_failure(rc, urls, t ? t : "", m ? m : "")};
   }
   UniqueFd fd(rc);
+  if (!owned) return Error{what + "the client gave a file but not its path"};
   DebuginfodFile f;
-  f.path = owned ? owned.get() : "/proc/self/fd/" + std::to_string(fd.get());
+  f.path = owned.get();
   struct stat st {};
   if (::fstat(fd.get(), &st) == 0) f.size = static_cast<uint64_t>(st.st_size);
   // The library forgets the last URL when a lookup starts and learns it only when a

@@ -55,8 +55,11 @@ Result<DebuginfodFile> debuginfod_find_debuginfo(const DebuginfodQuery& q, Debug
 std::string debuginfod_error_prefix(const DebuginfodQuery& q);
 
 // Why a lookup failed, from the negative errno libdebuginfod returns:
-// -ECONNREFUSED -> "connection refused by URLS", -ENOENT -> "not found on URLS".
-std::string debuginfod_failure(int neg_errno, std::string_view urls, std::string_view timeout_env);
+// -ECONNREFUSED -> "connection refused by URLS", -ENOENT -> "not found on URLS ...",
+// -ETIME -> "timed out: no data from URLS within DEBUGINFOD_TIMEOUT=1 s". The last two
+// are $DEBUGINFOD_TIMEOUT and $DEBUGINFOD_MAXTIME ("" when unset).
+std::string debuginfod_failure(int neg_errno, std::string_view urls, std::string_view timeout_env,
+                               std::string_view maxtime_env);
 
 // "http://host:8002/buildid/3f2a.../debuginfo" -> "http://host:8002"
 std::string debuginfod_server_of(std::string_view url);
