@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +116,8 @@ class DebuginfodServer {
       if (pid < 0) return;
       if (pid == 0) {
         ::setpgid(0, 0);
+        // A test that dies without its destructors (a crash, ctest's timeout) takes the server along.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
         ::dup2(fd, 1);
         ::dup2(fd, 2);
