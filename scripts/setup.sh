@@ -16,6 +16,8 @@ packages=(
   libbpf-dev bpftool                       # the BPF engine: libbpf, and the skeleton of its BPF object
   systemtap-sdt-dev                        # <sys/sdt.h>: the USDT fixture's probes
   libcapstone-dev                          # instruction decoding: probe placement, instruction boundaries
+  libdebuginfod-dev                        # <elfutils/debuginfod.h>: uprof dlopens libdebuginfod.so.1 for $DEBUGINFOD_URLS
+  debuginfod                               # the server tests/cli/debuginfod_test.cpp starts
   clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )
 

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/attach/tracefs_uprobe.h"
+#include "uprof/present/download_progress.h"
 #include "uprof/present/probe_listing.h"
 #include "uprof/present/usdt_listing.h"
 #include "uprof/record/process_view.h"
@@ -46,7 +47,8 @@ int cmd_probe(int argc, char** argv) {
       "pid,p", po::value<int>(), "resolve as record -p PID does: the libraries the process maps, and the IFUNC "
       "implementations its loader bound")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
-      "where to look for separate debug files (default /usr/lib/debug); repeatable");
+      "where to look for separate debug files (default /usr/lib/debug): DIR/.build-id/ab/cdef.debug,\n"
+      "DIR/<binary's dir>/<debuglink>, DIR/<debuglink>; repeatable. Then $DEBUGINFOD_URLS, when set");
   po::options_description hidden;
   hidden.add_options()("binary", po::value<std::string>())("args", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
@@ -110,7 +112,12 @@ int cmd_probe(int argc, char** argv) {
     return 0;
   }
 
+  // A stripped file's debug file may come from debuginfod ($DEBUGINFOD_URLS): its
+  // download is drawn on stderr.
+  DownloadProgress downloads = DownloadProgress::on_stderr();
   ResolveOptions ropts;
+  ropts.debug.debuginfod = true;
+  ropts.debug.listener = &downloads;
   if (vm.count("debug-dir")) ropts.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   ropts.force_offset = vm.count("force") > 0;
   if (pid > 0) {

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "uprof/attach/privilege.h"
 #include "uprof/calibrate/record_costs.h"
+#include "uprof/present/download_progress.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/probe_table.h"
 #include "uprof/record/recording_plan.h"
@@ -106,7 +107,9 @@ int cmd_record(int argc, char** argv) {
       "backend", po::value<std::string>()->default_value("tracefs"),
       "the perf engine's probes: tracefs (follows threads and children) or pmu (the uprobe PMU; follows only "
       "the exec'd main thread); implies --engine perf")(
-      "debug-dir", po::value<std::vector<std::string>>()->composing(), "where to look for separate debug files")(
+      "debug-dir", po::value<std::vector<std::string>>()->composing(),
+      "where to look for separate debug files (default /usr/lib/debug; see 'uprof probe --help'); "
+      "then $DEBUGINFOD_URLS, when set")(
       "exact-site", "probe each function at its symbol; by default an entry probe moves past first instructions "
       "the kernel single-steps (endbr64, test, mov...) to one it emulates, when that cannot change what it sees")(
       "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary (data in text)")(
@@ -176,6 +179,9 @@ int cmd_record(int argc, char** argv) {
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
+  DownloadProgress downloads = DownloadProgress::on_stderr();  // debuginfod, for stripped files
+  req.resolve.debug.debuginfod = true;
+  req.resolve.debug.listener = &downloads;
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   req.resolve.force_offset = vm.count("force") > 0;
   req.exact_site = vm.count("exact-site") > 0;
