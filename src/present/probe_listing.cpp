@@ -43,7 +43,7 @@ std::string auto_pair_note(const ResolvedProbe& p) {
 }  // namespace
 
 std::string describe_returns(const ResolvedProbe& p) {
-  if (p.offset_in_function != 0 || p.function.empty()) return "-";
+  if (p.offset_in_function != 0 || p.function.empty() || p.site) return "-";
   if (p.usdt) return auto_pair_note(p);
   if (p.return_risk.empty()) return "return probe";
   if (p.exits.empty()) return "none: " + p.exits_blocker;

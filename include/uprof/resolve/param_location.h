@@ -92,6 +92,9 @@ struct ParamsOptions {
   // AbiOnly let tests hold the ABI model against gcc's own DWARF. A clone's
   // convention is unknown: it always gets DWARF only.
   enum class AtEntry : uint8_t { DwarfThenAbi, DwarfOnly, AbiOnly } at_entry = AtEntry::DwarfThenAbi;
+  // A source line or an inlined copy: `params` are the variables in scope at pc
+  // (resolve/scope_variables.h), placed by DWARF alone.
+  bool in_scope = false;
 };
 
 // `elf_with_dwarf` is the file holding the DWARF (the binary or its debug

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "uprof/resolve/branch_targets.h"
+#include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/inlined_copies.h"
 #include "uprof/resolve/image.h"
 #include "uprof/resolve/insn_decode.h"
 #include "uprof/resolve/library_search.h"
@@ -52,6 +54,13 @@ class Resolver {
   // libraries it loads.
   Result<std::vector<ResolvedProbe>> resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,
                                                   const std::string& target);
+  // FILE:LINE and FUNC:LINE: every statement start of the line (resolve/source_lines.h).
+  Result<std::vector<ResolvedProbe>> resolve_line(const ProbeSpec& spec, const Image& img);
+  // The inlined copies of `name` in `img`, as entry-only sites (resolve/inlined_copies.h).
+  Result<std::vector<ResolvedProbe>> inlined_sites(const ProbeSpec& spec, const Image& img, const std::string& name);
+  // The DWARF of a loaded file (its debug file's when separate), indexed once.
+  Result<const DwarfIndex*> dwarf_index(const Image& img);
+  Result<const InlinedCopies*> inlined_copies(const Image& img);
   // Refuses a probe inside a function at an offset that is not an instruction boundary.
   Status check_offset(const Image& img, const ResolvedProbe& p);
 
@@ -59,6 +68,8 @@ class Resolver {
   std::map<std::string, std::unique_ptr<Image>> images_;
   std::map<Arch, InsnDecoder> decoders_;
   std::map<std::string, BranchTargets> branch_targets_;
+  std::map<std::string, DwarfIndex> dwarf_;
+  std::map<std::string, InlinedCopies> inlined_;
 };
 
 }  // namespace uprof
