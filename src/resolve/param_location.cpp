@@ -478,7 +478,7 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
   const bool before_body = pc >= fn->low && pc < prologue_end(&die, *fn);
 
   const std::vector<DwarfParam> vars =
-      options.in_scope ? scope_variables(dbg, fn->die_offset, pc) : std::vector<DwarfParam>{};
+      options.in_scope ? scope_variables(dbg, fn->die_offset, pc, options.scope_die) : std::vector<DwarfParam>{};
   const std::vector<DwarfParam>& params = options.in_scope ? vars : fn->params;
   std::vector<AbiValue> abi_in;
   std::vector<DwarfPlace> places;

@@ -465,6 +465,7 @@ Result<std::vector<ResolvedProbe>> Resolver::inlined_sites(const ProbeSpec& spec
     UPROF_ASSIGN(ResolvedProbe p, site_at(spec, img, c->entry, c->name));
     const Function* f = img.functions.containing(c->entry);
     p.inlined_into = f ? f->source : hex(c->entry);
+    p.inlined_die = c->die_offset;
     out.push_back(std::move(p));
   }
   return out;

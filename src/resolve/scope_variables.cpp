@@ -11,13 +11,22 @@
 
 namespace uprof {
 
-std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset, uint64_t pc) {
+std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset, uint64_t pc, uint64_t scope_die) {
   std::vector<DwarfParam> out;
   Dwarf_Die fn, cu;
   if (!dbg || !dwarf_offdie(dbg, function_die_offset, &fn) || !dwarf_diecu(&fn, &cu, nullptr, nullptr)) return out;
   Dwarf_Die* scopes = nullptr;
-  const int n = dwarf_getscopes(&cu, pc, &scopes);
-  if (n <= 0) return out;
+  int n = 0;
+  if (scope_die) {
+    scopes = static_cast<Dwarf_Die*>(std::malloc(sizeof(Dwarf_Die)));
+    if (scopes && dwarf_offdie(dbg, scope_die, scopes)) n = 1;
+  } else {
+    n = dwarf_getscopes(&cu, pc, &scopes);
+  }
+  if (n <= 0) {
+    std::free(scopes);
+    return out;
+  }
   static const DwarfScopes kNoScopes;
   const TypeStyle style = type_style_for_language(dwarf_srclang(&cu));
   for (int i = 0; i < n; i++) {

@@ -189,6 +189,7 @@ Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& im
   ParamsOptions o;
   if (dw != &img.elf) o.elf_with_cfi = img.elf.elf();
   o.in_scope = p.site;
+  o.scope_die = p.inlined_die;
   UPROF_ASSIGN(FunctionParams f, params_at(it->second, dw->elf(), p.arch, p.function_addr, p.vaddr, o));
   return std::optional<FunctionParams>{std::move(f)};
 }

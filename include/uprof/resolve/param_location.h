@@ -95,6 +95,9 @@ struct ParamsOptions {
   // A source line or an inlined copy: `params` are the variables in scope at pc
   // (resolve/scope_variables.h), placed by DWARF alone.
   bool in_scope = false;
+  // With in_scope, an inlined copy's DW_TAG_inlined_subroutine: its own variables, even
+  // where its entry lies outside the ranges it lists.
+  uint64_t scope_die = 0;
 };
 
 // `elf_with_dwarf` is the file holding the DWARF (the binary or its debug

@@ -61,6 +61,7 @@ struct ResolvedProbe {
   // holds the copy, "squares").
   bool site = false;
   std::string inlined_into{};
+  uint64_t inlined_die = 0;       // the copy's DW_TAG_inlined_subroutine: its parameters are the values
 
   // "add", "loop_sum+0x1c", "add%return", "0x1139", "lines.c:24".
   std::string label() const;

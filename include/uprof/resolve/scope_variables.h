@@ -18,6 +18,7 @@
 namespace uprof {
 
 // Innermost first; each with the DIE that holds its location at this copy of the code.
-std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset, uint64_t pc);
+// `scope_die`, when not 0, is the one scope to read (an inlined copy's DIE at its entry).
+std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset, uint64_t pc, uint64_t scope_die = 0);
 
 }  // namespace uprof
