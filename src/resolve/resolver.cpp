@@ -397,10 +397,18 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   if (out.empty())
     return err("spec: '", spec.text, "': every function it matches in ", img->elf.path(),
                " is an IFUNC resolver; probe an implementation");
-  // An inlined copy at the out-of-line copy's own entry is that copy's probe already.
-  for (ResolvedProbe& q : inlined)
-    if (std::none_of(out.begin(), out.end(), [&](const ResolvedProbe& p) { return p.file_offset == q.file_offset; }))
-      out.push_back(std::move(q));
+  // gcc's partial inlining (a `.part` clone): the inlined copies are the function's first
+  // test, in its callers, whose calls past it run the .part, counted already; they stay out.
+  if (std::any_of(hits.begin(), hits.end(), [](const Function* f) { return f->clone().find(".part") != std::string_view::npos; }))
+    inlined.clear();
+  // An inlined copy at the out-of-line copy's own entry is that copy's probe already; the
+  // others take its name ("check(int)" for "check"), so that the report counts them on its row.
+  for (ResolvedProbe& q : inlined) {
+    if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe& p) { return p.file_offset == q.file_offset; }))
+      continue;
+    q.function = out.front().function;
+    out.push_back(std::move(q));
+  }
   return out;
 }
 
