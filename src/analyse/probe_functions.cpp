@@ -90,7 +90,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
   for (const ProbeInfo& p : probes)
     if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries.insert({p.path, p.vaddr});
   auto is_entry = [&](const ProbeInfo& p) {
-    return !p.usdt && p.kind != ProbeKind::Exit && p.offset_in_function == 0 &&
+    return !p.usdt && !p.site && p.kind != ProbeKind::Exit && p.offset_in_function == 0 &&
            (!p.function.empty() || raw_entries.count({p.path, p.vaddr}));
   };
 
@@ -127,7 +127,7 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       entry_of_symbol.try_emplace({p.path, p.symbol}, it->second);
   }
   for (const ProbeInfo& p : probes) {
-    if (is_entry(p) || p.usdt) continue;
+    if (is_entry(p) || p.usdt || p.site) continue;
     if (p.kind == ProbeKind::Exit) {
       const auto found = entry_of_symbol.find({p.path, p.symbol});
       const uint32_t owner = found == entry_of_symbol.end() ? kNoFunction : found->second;
@@ -155,16 +155,17 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
     if (auto h = p.usdt ? usdt_pair_half(p.function) : std::nullopt) halves.insert({p.path, h->first, h->second});
   std::map<std::pair<std::string_view, std::string>, uint32_t> usdt_functions;
   for (const ProbeInfo& p : probes) {
-    if (!p.usdt) continue;
+    if (!p.usdt && !p.site) continue;
     std::string name = p.function;
-    if (auto h = usdt_pair_half(p.function); h && halves.count({p.path, h->first, !h->second})) {
+    if (auto h = p.usdt ? usdt_pair_half(p.function) : std::nullopt; h && halves.count({p.path, h->first, !h->second})) {
       name = h->first;
       closes[p.index] = h->second;
     }
     auto [it, fresh] = usdt_functions.try_emplace({p.path, name}, 0);
     if (fresh) {
       it->second = add_function(p, name);
-      out.functions[it->second].usdt = true;
+      out.functions[it->second].usdt = p.usdt;
+      out.functions[it->second].site = p.site;
     }
     FunctionInfo& f = out.functions[it->second];
     uint32_t& first = closes[p.index] ? f.return_probe : f.entry_probe;  // the first site's probe
@@ -230,6 +231,16 @@ ProbeFunctions group_probes(std::span<const ProbeInfo> probes) {
       if (in->values[a[k]].is_string() == back->values[b[k]].is_string()) f.key.emplace_back(a[k], b[k]);
   }
   join_clone_rows(out, probes);
+  // Inlined copies join their function's out-of-line row (same file, same name).
+  std::map<std::pair<std::string_view, std::string_view>, uint32_t> own_rows;
+  for (uint32_t fn = 0; fn < out.functions.size(); fn++) {
+    const FunctionInfo& f = out.functions[fn];
+    if (!f.site && !f.usdt && f.row == kNoFunction) own_rows.try_emplace({f.path, f.name}, fn);
+  }
+  for (FunctionInfo& f : out.functions) {
+    if (!f.site) continue;
+    if (auto it = own_rows.find({f.path, f.name}); it != own_rows.end()) f.row = it->second;
+  }
   return out;
 }
 

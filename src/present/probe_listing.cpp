@@ -43,7 +43,7 @@ std::string auto_pair_note(const ResolvedProbe& p) {
 }  // namespace
 
 std::string describe_returns(const ResolvedProbe& p) {
-  if (p.offset_in_function != 0 || p.function.empty()) return "-";
+  if (p.offset_in_function != 0 || p.function.empty() || p.site) return "-";
   if (p.usdt) return auto_pair_note(p);
   if (p.return_risk.empty()) return "return probe";
   if (p.exits.empty()) return "none: " + p.exits_blocker;
@@ -104,7 +104,8 @@ std::string describe_location(Arch arch, const std::vector<LocationPiece>& piece
 }
 
 std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params) {
-  std::string out = probe.label() + (probe.offset_in_function ? "" : " at entry") + " (" + probe.path +
+  const std::string name = probe.site ? probe.describe() : probe.label();
+  std::string out = name + (probe.offset_in_function || probe.site ? "" : " at entry") + " (" + probe.path +
                     ", file offset " + hex(probe.file_offset) + "):\n";
   std::size_t width = 8;
   for (const auto& p : params.params) width = std::max(width, p.type.name.size() + 1 + p.name.size());
@@ -115,7 +116,8 @@ std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params
   for (const auto& p : params.params)
     line(p.type.name + " " + p.name,
          p.available ? describe_location(probe.arch, p.pieces) : "<unavailable: " + p.reason + ">");
-  if (!(params.return_type.kind == ValueType::Kind::Unknown && params.return_type.name == "void"))
+  // A source line or an inlined copy has no return of its own.
+  if (!probe.site && !(params.return_type.kind == ValueType::Kind::Unknown && params.return_type.name == "void"))
     line("returns " + params.return_type.name,
          params.return_value.empty() ? "<not in a sample: " +
                                            std::string(params.return_type.kind == ValueType::Kind::Float

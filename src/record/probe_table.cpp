@@ -82,7 +82,8 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     // A probe inside a function has no return of its own. A raw offset outside every
     // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
     // A USDT probe is a point in the code, with no return.
-    bool at_entry = !r.usdt && r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
+    // A source line or an inlined copy is a point too, even at a function's first byte.
+    bool at_entry = !r.usdt && !r.site && r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
     bool want_entry = !r.is_return && !opts.return_only;
     bool want_return = at_entry && (r.is_return || !opts.entry_only);
     // A function an exception may unwind through is measured at its own exits, or,
@@ -120,6 +121,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                  !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
                  : at_entry             ? "--entry-only removed it"
                  : r.usdt             ? "a USDT probe has none"
+                 : r.site             ? "a source line or an inlined copy has none"
                  : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
                                       : "a probe inside a function has none");
     if (!want_entry && !want_return) continue;
@@ -152,7 +154,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                   .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
                   .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
                   .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call,
-                  .usdt = r.usdt, .pair_key = r.usdt ? pair_key : 0};
+                  .usdt = r.usdt, .pair_key = r.usdt ? pair_key : 0, .site = r.site};
       plan.capture.arch = r.arch;
       plan.capture.probes.push_back(capture_for(p, arch, kind == ProbeKind::Entry ? r.semaphore_offset : 0));
       plan.probes.push_back(std::move(p));

@@ -39,11 +39,14 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
   std::vector<bool> done(probes.size(), false);
   for (std::size_t i = 0; i < probes.size(); i++) {
     const ResolvedProbe& first = probes[i];
-    if (done[i] || first.offset_in_function != 0 || first.function.empty() || first.function_size == 0) continue;
+    // A source line or an inlined copy stays where DWARF puts it: a byte further may be
+    // another line's code.
+    if (done[i] || first.site || first.offset_in_function != 0 || first.function.empty() || first.function_size == 0)
+      continue;
     std::vector<std::size_t> group;
     for (std::size_t j = i; j < probes.size(); j++)
       if (!done[j] && probes[j].path == first.path && probes[j].function_addr == first.function_addr &&
-          probes[j].offset_in_function == 0 && !probes[j].function.empty()) {
+          probes[j].offset_in_function == 0 && !probes[j].function.empty() && !probes[j].site) {
         group.push_back(j);
         done[j] = true;
       }

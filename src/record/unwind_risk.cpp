@@ -37,7 +37,7 @@ Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes) 
   std::map<std::string, bool> cxx;
   std::map<std::string, std::unique_ptr<FunctionExits>> exits_of;  // by path
   for (ResolvedProbe& p : probes) {
-    if (p.offset_in_function != 0 || p.function.empty() || p.usdt) continue;
+    if (p.offset_in_function != 0 || p.function.empty() || p.usdt || p.site) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
     auto [c, first] = cxx.try_emplace(p.path, false);
     if (first) c->second = is_cxx_with_exceptions(img->elf);

@@ -15,6 +15,7 @@
 
 #include "uprof/resolve/call_abi.h"
 #include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/scope_variables.h"
 #include "uprof/util/hex.h"
 
 namespace uprof {
@@ -476,9 +477,12 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
   // Only the main range has a prologue: a `.cold` part lies elsewhere, often below the entry.
   const bool before_body = pc >= fn->low && pc < prologue_end(&die, *fn);
 
+  const std::vector<DwarfParam> vars =
+      options.in_scope ? scope_variables(dbg, fn->die_offset, pc, options.scope_die) : std::vector<DwarfParam>{};
+  const std::vector<DwarfParam>& params = options.in_scope ? vars : fn->params;
   std::vector<AbiValue> abi_in;
   std::vector<DwarfPlace> places;
-  for (auto& p : fn->params) {
+  for (auto& p : params) {
     Dwarf_Die pd;
     if (!dwarf_offdie(dbg, p.die_offset, &pd)) return fail("parameter DIE ", hex(p.die_offset), " unreadable");
     bool typed = dwarf_attr_integrate(&pd, DW_AT_type, &ta) && dwarf_formref_die(&ta, &type_die);
@@ -489,9 +493,9 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
     abi_in.push_back(std::move(v));
   }
   std::vector<ExprLocation> abi;
-  if (pc == entry && !out.clone) abi = abi_entry_locations(arch, has_ret ? &ret : nullptr, abi_in);
-  for (std::size_t i = 0; i < fn->params.size(); i++) {
-    const DwarfParam& p = fn->params[i];
+  if (pc == entry && !out.clone && !options.in_scope) abi = abi_entry_locations(arch, has_ret ? &ret : nullptr, abi_in);
+  for (std::size_t i = 0; i < params.size(); i++) {
+    const DwarfParam& p = params[i];
     bool use_abi = options.at_entry != ParamsOptions::AtEntry::DwarfOnly && i < abi.size();
     ExprLocation loc = choose(arch, places[i], use_abi ? &abi[i] : nullptr, options.at_entry, pc == entry, before_body,
                               frame.saved_regs);

@@ -9,14 +9,59 @@
 namespace uprof {
 
 std::string ResolvedProbe::label() const {
+  if (site) return function;
   return probe_label(function, offset_in_function, file_offset) + (is_return ? "%return" : "");
 }
 
 std::string ResolvedProbe::describe() const {
   if (!ifunc_choice.empty()) return label() + " -> " + symbol + " (" + ifunc_choice + ")";
   if (!clone.empty()) return label() + " [clone " + clone + "]";
+  const std::string where = probe_label(symbol, offset_in_function, file_offset);
+  if (site && !inlined_into.empty()) return label() + " (inlined into " + where + ")";
+  if (site && !symbol.empty()) return label() + " (in " + where + ")";
   return label();
 }
+
+namespace {
+
+// "twice: 3 sites: 1 out-of-line, 2 inlined (...)" for a function with inlined copies;
+// "lines.c:23: 2 sites (loop_sum, loop_sum+0x15)" for a line with more than one.
+void site_notes(const std::vector<ResolvedProbe>& probes, std::vector<std::string>& notes) {
+  struct Count {
+    std::size_t out_of_line = 0, inlined = 0;
+    std::vector<std::string> where;
+    bool line = false;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Count> counts;
+  std::vector<std::tuple<std::string, std::string, std::string>> order;
+  for (const ResolvedProbe& p : probes) {
+    if (p.usdt || p.is_return) continue;
+    auto key = std::make_tuple(p.spec, p.path, p.function);
+    auto [it, fresh] = counts.try_emplace(key);
+    if (fresh) order.push_back(key);
+    Count& c = it->second;
+    if (p.site && p.inlined_into.empty()) c.line = true;
+    (p.site && !p.inlined_into.empty() ? c.inlined : c.out_of_line)++;
+    c.where.push_back(probe_label(p.symbol, p.offset_in_function, p.file_offset));
+  }
+  for (const auto& key : order) {
+    const Count& c = counts[key];
+    const std::string& name = std::get<2>(key);
+    if (c.inlined) {
+      notes.push_back(name + ": " + std::to_string(c.out_of_line + c.inlined) + " site" +
+                      (c.out_of_line + c.inlined > 1 ? "s" : "") + ": " + std::to_string(c.out_of_line) +
+                      " out-of-line, " + std::to_string(c.inlined) +
+                      " inlined (an inlined copy counts calls: it has no return to time)");
+    } else if (c.line && c.where.size() > 1) {
+      std::string list;
+      for (std::size_t i = 0; i < c.where.size() && i < 8; i++) list += (i ? ", " : "") + c.where[i];
+      if (c.where.size() > 8) list += ", ...";
+      notes.push_back(name + ": " + std::to_string(c.where.size()) + " sites (" + list + ")");
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& probes) {
   std::vector<std::string> notes;
@@ -28,7 +73,7 @@ std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& prob
       std::string note = p.function + " -> " + p.symbol + " (" + p.ifunc_choice + ")";
       if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
     }
-    if (p.usdt || p.is_return || p.offset_in_function) continue;
+    if (p.usdt || p.is_return || p.offset_in_function || p.site) continue;
     auto key = std::make_tuple(p.spec, p.path, p.function);
     auto [it, fresh] = entries.try_emplace(key);
     if (fresh) order.push_back(key);
@@ -58,6 +103,7 @@ std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& prob
               "there are not seen, and a call through the function itself into its .part counts twice)";
     notes.push_back(std::move(note));
   }
+  site_notes(probes, notes);
   return notes;
 }
 

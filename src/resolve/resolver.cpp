@@ -12,6 +12,7 @@
 #include "uprof/resolve/global_values.h"
 #include "uprof/resolve/ifunc_choice.h"
 #include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/source_lines.h"
 #include "uprof/resolve/usdt_known.h"
 #include "uprof/resolve/usdt_notes.h"
 #include "uprof/util/file_path.h"
@@ -320,7 +321,16 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
     return std::vector<ResolvedProbe>{std::move(p)};
   }
 
+  if (std::holds_alternative<SourceLine>(spec.what) || std::holds_alternative<FunctionLine>(spec.what))
+    return resolve_line(spec, *img);
+
   const auto& ref = std::get<FunctionRef>(spec.what);
+  // The inlined copies of a function named plainly (no glob, +OFF or %return, which an
+  // inlined copy has none of) are probed with it: `-e sq` counts every call of sq.
+  std::vector<ResolvedProbe> inlined;
+  if (!ref.is_glob && !ref.offset && !ref.version && !spec.is_return) {
+    UPROF_ASSIGN(inlined, inlined_sites(spec, *img, ref.name));
+  }
   std::vector<const Function*> hits;
   std::vector<ValueRequest> call_names;
   // A name is looked up as written first, also when it has '*' or '?': "Vec::operator*"
@@ -348,6 +358,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   auto cold = [](const Function* f) { return is_cold_part(f->name()); };
   if (ref.name.find(".cold") == std::string::npos && std::any_of(hits.begin(), hits.end(), [&](auto* f) { return !cold(f); }))
     hits.erase(std::remove_if(hits.begin(), hits.end(), cold), hits.end());
+  if (hits.empty() && !inlined.empty()) return inlined;
   if (hits.empty()) return no_symbol(*img, ref, opts_.libraries);
   if (!globbed && hits.size() > 1 && !one_source_function(hits)) return ambiguous(*img, spec, hits);
   // The clones of a function are probed under its name ("scale", not
@@ -407,6 +418,18 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_sites(const ProbeSpec& spec
   if (out.empty())
     return err("spec: '", spec.text, "': every function it matches in ", img->elf.path(),
                " is an IFUNC resolver, and which implementation each selects is not known; probe an implementation");
+  // gcc's partial inlining (a `.part` clone): the inlined copies are the function's first
+  // test, in its callers, whose calls past it run the .part, counted already; they stay out.
+  if (std::any_of(hits.begin(), hits.end(), [](const Function* f) { return f->clone().find(".part") != std::string_view::npos; }))
+    inlined.clear();
+  // An inlined copy at the out-of-line copy's own entry is that copy's probe already; the
+  // others take its name ("check(int)" for "check"), so that the report counts them on its row.
+  for (ResolvedProbe& q : inlined) {
+    if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe& p) { return p.file_offset == q.file_offset; }))
+      continue;
+    q.function = out.front().function;
+    out.push_back(std::move(q));
+  }
   return out;
 }
 
@@ -457,6 +480,114 @@ Result<std::vector<IfuncSelection>> Resolver::select_ifuncs(const Image& img, co
     ifunc_choices_[key(ask[i])] = s;
     out[unknown[i]] = std::move(s);
   }
+  return out;
+}
+
+Result<const DwarfIndex*> Resolver::dwarf_index(const Image& img) {
+  auto it = dwarf_.find(img.path);
+  if (it == dwarf_.end()) {
+    const ElfFile* dw = img.dwarf_file();
+    DwarfIndex index;
+    if (dw) {
+      UPROF_ASSIGN(index, DwarfIndex::build(dw->elf(), dw->path()));
+    }
+    it = dwarf_.emplace(img.path, std::move(index)).first;
+  }
+  return &it->second;
+}
+
+Result<const InlinedCopies*> Resolver::inlined_copies(const Image& img) {
+  auto it = inlined_.find(img.path);
+  if (it == inlined_.end()) {
+    UPROF_ASSIGN(const DwarfIndex* index, dwarf_index(img));
+    UPROF_ASSIGN(InlinedCopies copies, InlinedCopies::build(index->dwarf(), img.path));
+    it = inlined_.emplace(img.path, std::move(copies)).first;
+  }
+  return &it->second;
+}
+
+// A site of a line or an inlined copy at `vaddr`, named `name`, placed in the function
+// whose code holds it.
+namespace {
+Result<ResolvedProbe> site_at(const ProbeSpec& spec, const Image& img, uint64_t vaddr, const std::string& name) {
+  const auto& loads = img.elf.loads();
+  auto foff = vaddr_to_offset(loads, vaddr);
+  if (!foff || !segment_for_vaddr(loads, vaddr)->executable)
+    return err("elf: ", img.elf.path(), ": ", name, " at ", hex(vaddr), " is in no executable segment of the file");
+  ResolvedProbe p;
+  p.spec = spec.text;
+  p.path = img.path;
+  p.build_id = img.elf.build_id();
+  p.arch = img.elf.arch();
+  p.function = name;
+  p.site = true;
+  p.values = spec.values;
+  p.vaddr = vaddr;
+  p.file_offset = *foff;
+  if (const Function* f = img.functions.containing(vaddr)) {
+    p.symbol = f->name();
+    p.function_addr = f->addr;
+    p.function_size = f->size;
+    p.offset_in_function = vaddr - f->addr;
+  }
+  return p;
+}
+}  // namespace
+
+Result<std::vector<ResolvedProbe>> Resolver::inlined_sites(const ProbeSpec& spec, const Image& img,
+                                                           const std::string& name) {
+  std::vector<ResolvedProbe> out;
+  if (!img.dwarf_file()) return out;
+  UPROF_ASSIGN(const InlinedCopies* copies, inlined_copies(img));
+  for (const InlinedCopy* c : copies->named(name)) {
+    if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe& p) { return p.vaddr == c->entry; })) continue;
+    UPROF_ASSIGN(ResolvedProbe p, site_at(spec, img, c->entry, c->name));
+    const Function* f = img.functions.containing(c->entry);
+    p.inlined_into = f ? f->source : hex(c->entry);
+    p.inlined_die = c->die_offset;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<std::vector<ResolvedProbe>> Resolver::resolve_line(const ProbeSpec& spec, const Image& img) {
+  auto fail = [&](const std::string& why) { return err("spec: '", spec.text, "': ", why, " (", img.path, ")"); };
+  if (!img.dwarf_file()) return fail("no DWARF: the file has no line table (build it with -g or install its debug file)");
+  UPROF_ASSIGN(const DwarfIndex* index, dwarf_index(img));
+  UPROF_ASSIGN(std::vector<LineRow> rows, read_line_rows(index->dwarf(), img.path));
+  std::string file, label;
+  uint32_t line = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  if (auto* s = std::get_if<SourceLine>(&spec.what)) {
+    file = s->file;
+    line = s->line;
+    label = s->file + ":" + std::to_string(s->line);
+  } else {
+    const auto& fl = std::get<FunctionLine>(spec.what);
+    std::vector<const DwarfFunction*> fns = index->named(fl.function);
+    if (fns.empty()) {
+      const FunctionRef ref{.name = fl.function, .version = {}, .default_version_only = false, .offset = {}, .is_glob = false};
+      for (const Function* f : img.functions.find_exact(fl.function))
+        if (const DwarfFunction* d = index->at_entry(f->addr)) fns.push_back(d);
+      if (fns.empty()) return no_symbol(img, ref, opts_.libraries);
+    }
+    if (fns.size() > 1) return fail("'" + fl.function + "' is " + std::to_string(fns.size()) + " functions: name the line as FILE:LINE");
+    auto decl = decl_line(index->dwarf(), fns.front()->die_offset);
+    if (!decl) return fail(fl.function + ": " + decl.error().message);
+    file = decl->file;
+    line = decl->line + fl.line;
+    ranges = fns.front()->ranges;
+    label = fl.function + ":" + std::to_string(fl.line);
+  }
+  auto sites = pick_line_sites(rows, file, line, ranges);
+  if (!sites) return fail(sites.error().message);
+  std::vector<ResolvedProbe> out;
+  for (uint64_t vaddr : sites->addresses) {
+    UPROF_ASSIGN(ResolvedProbe p, site_at(spec, img, vaddr, label));
+    if (p.symbol.empty()) continue;  // code of a dropped COMDAT copy (address 0) or outside every function
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) return fail("line " + std::to_string(line) + " of " + sites->file + " has code in no function of the file");
   return out;
 }
 

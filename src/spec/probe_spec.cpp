@@ -110,7 +110,32 @@ Error spec_error(std::string_view text, std::size_t col, std::string_view what) 
   return err("spec: '", text, "': ", what, " (at column ", col + 1, ")");
 }
 
+// "42" -> 42: a line number is plain decimal, 1 or more.
+std::optional<uint32_t> parse_line(std::string_view s) {
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return static_cast<uint32_t>(std::stoul(std::string(s)));
+}
+
+// Where "X:LINE" ends in its last ':' (not half of a C++ "::"), with LINE decimal: the
+// index of that ':', or npos.
+std::size_t line_separator(std::string_view s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || s[colon - 1] == ':') return std::string_view::npos;
+  return parse_line(s.substr(colon + 1)) ? colon : std::string_view::npos;
+}
+
 }  // namespace
+
+bool is_source_file_name(std::string_view name) {
+  static constexpr std::string_view kExtensions[] = {".c",  ".h",   ".cc",  ".cp",  ".cpp", ".cxx", ".c++", ".hh",
+                                                     ".hpp", ".hxx", ".h++", ".inl", ".ipp", ".tcc", ".C",   ".H",
+                                                     ".s",  ".S",   ".m",   ".mm",  ".rs",  ".go"};
+  const auto dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || name[dot - 1] == '/') return false;
+  const std::string_view ext = name.substr(dot);
+  return std::find(std::begin(kExtensions), std::end(kExtensions), ext) != std::end(kExtensions);
+}
 
 std::optional<uint64_t> parse_number(std::string_view s) {
   if (s.empty()) return std::nullopt;
@@ -187,6 +212,30 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
     u.is_glob = (u.provider + u.name).find_first_of("*?[") != std::string::npos;
     spec.what = std::move(u);
     return spec;
+  }
+
+  // SOURCE:LINE and FUNC:LINE, with or without an OBJECT before them.
+  if (std::size_t at = line_separator(loc); at != std::string_view::npos) {
+    std::string_view where = loc.substr(0, at);
+    const uint32_t line = *parse_line(loc.substr(at + 1));
+    std::size_t obj = object_separator(where);
+    std::string_view name = obj == std::string_view::npos ? where : where.substr(obj + 1);
+    const bool source = is_source_file_name(name);
+    // "./prog:4409": a path and a decimal file offset, as before lines were known.
+    const bool offset = !source && obj == std::string_view::npos && where.find('/') != std::string_view::npos;
+    if (!offset) {
+      if (spec.is_return)
+        return spec_error(text, loc_col + at, "a source line has no return: probe the function for its returns");
+      if (obj != std::string_view::npos) {
+        spec.object = unquote(where.substr(0, obj));
+        if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
+      }
+      if (name.empty()) return spec_error(text, loc_col + at, "no file or function before the line number");
+      if (source && line == 0) return spec_error(text, loc_col + at + 1, "line numbers start at 1");
+      if (source) spec.what = SourceLine{.file = std::string(name), .line = line};
+      else spec.what = FunctionLine{.function = unquote(name), .line = line};
+      return spec;
+    }
   }
 
   std::size_t sep = object_separator(loc);

@@ -70,7 +70,9 @@ std::optional<ParamRef> parse_access_path(std::string_view s) {
 Result<ValueTarget> parse_target(std::string_view token, std::string_view body) {
   if (body == "$comm") return ValueTarget{CommRef{}};
   if (body == "$retval") return ValueTarget{ReturnValueRef{}};
-  if (body == "$params") return ValueTarget{AllParamsRef{}};
+  // $vars (perf probe's word): at a source line, every variable in scope; elsewhere the
+  // same as $params.
+  if (body == "$params" || body == "$vars") return ValueTarget{AllParamsRef{}};
   if (body.size() > 1 && body[0] == '%') return ValueTarget{RegisterRef{std::string(body.substr(1))}};
   if (body.substr(0, 6) == "$stack") {
     auto n = parse_number(body.substr(6));

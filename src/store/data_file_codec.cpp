@@ -15,7 +15,8 @@ namespace {
 constexpr uint8_t kFrameFlag = 0x80;
 constexpr uint8_t kTailCallFlag = 0x40;
 constexpr uint8_t kUsdtFlag = 0x20;  // 1.4: a USDT probe; its pair key follows offset_in_function
-constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag;
+constexpr uint8_t kSiteFlag = 0x10;  // 1.5: a source line or an inlined copy (ProbeInfo::site)
+constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag | kSiteFlag;
 
 Error bad(const char* section, const ByteReader& r, const char* what) {
   return err(section, " at payload byte ", r.offset(), ": ", what);
@@ -217,7 +218,8 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
   for (const auto& p : probes) {
     put_varint(out, p.index);
     out.push_back(static_cast<char>(static_cast<uint8_t>(p.kind) | (p.frame ? kFrameFlag : 0) |
-                                    (p.tail_call ? kTailCallFlag : 0) | (p.usdt ? kUsdtFlag : 0)));
+                                    (p.tail_call ? kTailCallFlag : 0) | (p.usdt ? kUsdtFlag : 0) |
+                                    (p.site ? kSiteFlag : 0)));
     put_string(out, p.spec);
     put_string(out, p.path);
     put_string(out, p.build_id);
@@ -259,6 +261,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
     p.frame = *kind & kFrameFlag;
     p.tail_call = *kind & kTailCallFlag;
     p.usdt = *kind & kUsdtFlag;
+    p.site = *kind & kSiteFlag;
     for (std::string* s : {&p.spec, &p.path, &p.build_id, &p.function, &p.symbol}) {
       auto v = get_string(r, 64 << 10);
       if (!v) return bad("PROBES", r, "truncated string");

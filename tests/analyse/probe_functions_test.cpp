@@ -139,3 +139,42 @@ TEST(PairingProbeFunctions, UsdtKeySlotsOfDifferentKindsAreDropped) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+ProbeInfo site_probe(uint32_t index, std::string function, uint64_t vaddr, uint64_t offset_in_function) {
+  ProbeInfo p = test::probe(index, ProbeKind::Entry, std::move(function), vaddr, {"x"}, offset_in_function);
+  p.site = true;
+  return p;
+}
+
+// A line's statements are one function that counts hits; a function's inlined copies
+// count hits on the row of its out-of-line copy, even one at another function's entry.
+TEST(SiteProbeFunctions, LinesAndInlinedCopiesGroupByName) {
+  const auto pf = group_probes(std::vector<ProbeInfo>{
+      test::probe(0, ProbeKind::Entry, "twice", 0x1210),
+      test::probe(1, ProbeKind::Return, "twice", 0x1210),
+      site_probe(2, "twice", 0x10ab, 0x4b),
+      site_probe(3, "twice", 0x1270, 0),  // a copy at squares' first byte: no entry of twice
+      site_probe(4, "lines.c:23", 0x1240, 0),
+      site_probe(5, "lines.c:23", 0x1255, 0x15),
+  });
+  ASSERT_EQ(pf.functions.size(), 3u);
+  const uint32_t twice = pf.function_of_probe[0];
+  EXPECT_TRUE(pf.functions[twice].paired());
+  const uint32_t copies = pf.function_of_probe[2];
+  EXPECT_EQ(pf.function_of_probe[3], copies);
+  EXPECT_TRUE(pf.functions[copies].site);
+  EXPECT_EQ(pf.functions[copies].row, twice);
+  EXPECT_EQ(pf.role(2), ProbeRole::HitOnly);
+  EXPECT_EQ(pf.role(3), ProbeRole::HitOnly);
+  const uint32_t line = pf.function_of_probe[4];
+  EXPECT_EQ(pf.function_of_probe[5], line);
+  EXPECT_EQ(pf.functions[line].name, "lines.c:23");
+  EXPECT_EQ(pf.functions[line].row, kNoFunction);
+  EXPECT_EQ(pf.first_slot_of_probe[5], 0u);
+}
+
+}  // namespace
+}  // namespace uprof

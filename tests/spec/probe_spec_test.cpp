@@ -269,3 +269,67 @@ TEST(CallArgs, NamesInParentheses) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+TEST(ProbeSpec, SourceLinesByFileNameOrPathSuffix) {
+  auto s = parse_probe_spec("workload.c:42");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->object, "");
+  EXPECT_EQ(std::get<SourceLine>(s->what).file, "workload.c");
+  EXPECT_EQ(std::get<SourceLine>(s->what).line, 42u);
+  auto suffix = parse_probe_spec("fixtures/workload.c:42 $vars");
+  ASSERT_TRUE(suffix) << suffix.error().message;
+  EXPECT_EQ(std::get<SourceLine>(suffix->what).file, "fixtures/workload.c");
+  ASSERT_EQ(suffix->values.size(), 1u);
+  // BIN:SOURCE:LINE
+  auto in_bin = parse_probe_spec("./prog:lib/util.hpp:7 i");
+  ASSERT_TRUE(in_bin) << in_bin.error().message;
+  EXPECT_EQ(in_bin->object, "./prog");
+  EXPECT_EQ(std::get<SourceLine>(in_bin->what).file, "lib/util.hpp");
+  EXPECT_EQ(std::get<SourceLine>(in_bin->what).line, 7u);
+  EXPECT_EQ(in_bin->values.at(0).text, "i");
+}
+
+TEST(ProbeSpec, FunctionLinesCountFromTheDeclaration) {
+  auto s = parse_probe_spec("loop_sum:3");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(std::get<FunctionLine>(s->what).function, "loop_sum");
+  EXPECT_EQ(std::get<FunctionLine>(s->what).line, 3u);
+  auto zero = parse_probe_spec("libfx:fx_mix:0");
+  ASSERT_TRUE(zero) << zero.error().message;
+  EXPECT_EQ(zero->object, "libfx");
+  EXPECT_EQ(std::get<FunctionLine>(zero->what).function, "fx_mix");
+  EXPECT_EQ(std::get<FunctionLine>(zero->what).line, 0u);
+  auto cxx = parse_probe_spec("ns::Klass::method:2");
+  ASSERT_TRUE(cxx) << cxx.error().message;
+  EXPECT_EQ(cxx->object, "");
+  EXPECT_EQ(std::get<FunctionLine>(cxx->what).function, "ns::Klass::method");
+}
+
+TEST(ProbeSpec, OffsetsStayOffsets) {
+  // hex after BIN, or a decimal after a path: file offsets, as before.
+  EXPECT_EQ(std::get<RawOffset>(parse_probe_spec("mytest:0x1139")->what).offset, 0x1139u);
+  auto path = parse_probe_spec("./mytest:4409");
+  ASSERT_TRUE(path);
+  EXPECT_EQ(path->object, "./mytest");
+  EXPECT_EQ(std::get<RawOffset>(path->what).offset, 4409u);
+  EXPECT_EQ(std::get<FunctionRef>(parse_probe_spec("add+16")->what).offset, 16u);
+  EXPECT_EQ(std::get<FunctionRef>(parse_probe_spec("ns::f")->what).name, "ns::f");
+}
+
+TEST(ProbeSpec, LineErrors) {
+  EXPECT_EQ(parse_probe_spec("fx.c:12%return").error().message,
+            "spec: 'fx.c:12%return': a source line has no return: probe the function for its returns (at column 5)");
+  EXPECT_EQ(parse_probe_spec("fx.c:0").error().message, "spec: 'fx.c:0': line numbers start at 1 (at column 6)");
+}
+
+TEST(ProbeSpec, SourceFileNames) {
+  for (const char* f : {"a.c", "x/y.cc", "k.cpp", "h.h", "w.hpp", "s.S"}) EXPECT_TRUE(is_source_file_name(f)) << f;
+  for (const char* f : {"libc", "./prog", "libfx.so.1", "add", ".c", "dir/.c", "prog.o"})
+    EXPECT_FALSE(is_source_file_name(f)) << f;
+}
+
+}  // namespace
+}  // namespace uprof

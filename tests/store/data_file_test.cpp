@@ -407,3 +407,28 @@ TEST(DataFile, TypedValuesRoundTrip) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+TEST(DataFile, SiteFlagRoundTrips) {
+  ProbeInfo line;
+  line.kind = ProbeKind::Entry;
+  line.function = "lines.c:24";
+  line.site = true;
+  ProbeInfo plain;
+  plain.index = 1;
+  plain.function = "add";
+  std::string bytes = encode_probes({line, plain});
+  ByteReader r(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  auto back = decode_probes(r);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_TRUE((*back)[0].site);
+  EXPECT_FALSE((*back)[0].usdt);
+  EXPECT_EQ((*back)[0].function, "lines.c:24");
+  EXPECT_FALSE((*back)[1].site);
+}
+
+}  // namespace
+}  // namespace uprof

@@ -33,6 +33,14 @@
 //   #9  Entry  scale  ./app  symbol scale              -> function 5 "scale"
 //   #10 Entry  scale  ./app  symbol scale.constprop.0  -> function 6 "scale", row 5
 //
+// Sites (ProbeInfo::site: a source line's statements, a function's inlined copies) group
+// by name like USDT probes, and count hits; the inlined copies of a function join the row
+// of its out-of-line copy, so that `-e twice` reports every call of twice on one row:
+//   #11 Entry       twice  ./app  vaddr 0x1210        -> function 7 "twice" (paired)
+//   #12 Return      twice  ./app  vaddr 0x1210        -> function 7
+//   #13 Entry site  twice  ./app  vaddr 0x10ab        -> function 8 "twice" (hits), row 7
+//   #14 Entry site  twice  ./app  vaddr 0x10e4        -> function 8
+//
 // USDT probes (ProbeInfo::usdt) group by name, not address: every site of one
 // PROVIDER:NAME in a file is one function. Two names of one provider that make a pair,
 // X__start/X__done, X__entry/X__return or X__begin/X__end, are one paired function
@@ -83,6 +91,8 @@ struct FunctionInfo {
   // equal, each an index into its own probe's values.
   bool usdt = false;
   std::vector<std::pair<uint16_t, uint16_t>> key{};
+  // The sites of a source line or of a function's inlined copies (ProbeInfo::site).
+  bool site = false;
   // The function whose report row this one's calls join (a clone of the same source
   // function, see above); kNoFunction for its own row.
   uint32_t row = kNoFunction;

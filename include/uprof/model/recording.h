@@ -107,6 +107,11 @@ struct ProbeInfo {
   // in its entry (bit i: value i), such as python's file and function names.
   bool usdt = false;
   uint32_t pair_key = 0;
+  // A point of code counted by name, with no return (format 1.5): a source line
+  // ("lines.c:24") or an inlined copy of a function ("sq"). Every site of one name in a
+  // file is one function that counts hits; an inlined copy shares the row of its
+  // function's out-of-line copy (analyse/probe_functions.h).
+  bool site = false;
 };
 
 struct RecordingMeta {

@@ -92,6 +92,12 @@ struct ParamsOptions {
   // AbiOnly let tests hold the ABI model against gcc's own DWARF. A clone's
   // convention is unknown: it always gets DWARF only.
   enum class AtEntry : uint8_t { DwarfThenAbi, DwarfOnly, AbiOnly } at_entry = AtEntry::DwarfThenAbi;
+  // A source line or an inlined copy: `params` are the variables in scope at pc
+  // (resolve/scope_variables.h), placed by DWARF alone.
+  bool in_scope = false;
+  // With in_scope, an inlined copy's DW_TAG_inlined_subroutine: its own variables, even
+  // where its entry lies outside the ranges it lists.
+  uint64_t scope_die = 0;
 };
 
 // `elf_with_dwarf` is the file holding the DWARF (the binary or its debug

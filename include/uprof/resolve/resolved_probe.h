@@ -55,11 +55,19 @@ struct ResolvedProbe {
   // the implementation an IFUNC resolves to ("strlen" at `__strlen_evex`): how that
   // was known, "IFUNC, selected for this CPU".
   std::string ifunc_choice{};
+  // A point of code counted by name, with no return of its own (ProbeInfo::site): a
+  // source line (`function` is "lines.c:24", as the spec wrote it) or an inlined copy
+  // of a function (`function` is its name, "sq"; `inlined_into` the function whose code
+  // holds the copy, "squares").
+  bool site = false;
+  std::string inlined_into{};
+  uint64_t inlined_die = 0;       // the copy's DW_TAG_inlined_subroutine: its parameters are the values
 
-  // "add", "loop_sum+0x1c", "add%return", "0x1139".
+  // "add", "loop_sum+0x1c", "add%return", "0x1139", "lines.c:24".
   std::string label() const;
   // The label and what the probe really is, when its symbol is another's:
-  // "scale [clone .constprop.0]", "strlen -> __strlen_evex (IFUNC, selected for this CPU)".
+  // "scale [clone .constprop.0]", "strlen -> __strlen_evex (IFUNC, selected for this CPU)",
+  // "sq (inlined into squares+0x15)", "lines.c:24 (in loop_sum+0x10)".
   std::string describe() const;
 };
 
@@ -67,6 +75,8 @@ struct ResolvedProbe {
 // each IFUNC selects, and the functions probed at more than one entry point (clones).
 //   strlen -> __strlen_evex (IFUNC, selected for this CPU)
 //   ns::Klass::scale(int, int): 2 entry points, the function and its clone .constprop.0, counted as one function
+//   twice: 3 sites: 1 out-of-line, 2 inlined (an inlined copy counts calls: it has no return to time)
+//   lines.c:23: 2 sites (loop_sum, loop_sum+0x15)
 std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& probes);
 
 }  // namespace uprof

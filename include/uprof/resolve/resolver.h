@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "uprof/resolve/branch_targets.h"
+#include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/inlined_copies.h"
 #include "uprof/resolve/image.h"
 #include "uprof/resolve/insn_decode.h"
 #include "uprof/resolve/library_search.h"
@@ -67,6 +69,13 @@ class Resolver {
   // per file and name.
   Result<std::vector<IfuncSelection>> select_ifuncs(const Image& img, const std::vector<const Function*>& ifuncs,
                                                     const std::string& version);
+  // FILE:LINE and FUNC:LINE: every statement start of the line (resolve/source_lines.h).
+  Result<std::vector<ResolvedProbe>> resolve_line(const ProbeSpec& spec, const Image& img);
+  // The inlined copies of `name` in `img`, as entry-only sites (resolve/inlined_copies.h).
+  Result<std::vector<ResolvedProbe>> inlined_sites(const ProbeSpec& spec, const Image& img, const std::string& name);
+  // The DWARF of a loaded file (its debug file's when separate), indexed once.
+  Result<const DwarfIndex*> dwarf_index(const Image& img);
+  Result<const InlinedCopies*> inlined_copies(const Image& img);
   // Refuses a probe inside a function at an offset that is not an instruction boundary.
   Status check_offset(const Image& img, const ResolvedProbe& p);
 
@@ -75,6 +84,8 @@ class Resolver {
   std::map<Arch, InsnDecoder> decoders_;
   std::map<std::string, BranchTargets> branch_targets_;
   std::map<std::string, IfuncSelection> ifunc_choices_;  // by "path\nname@version"
+  std::map<std::string, DwarfIndex> dwarf_;
+  std::map<std::string, InlinedCopies> inlined_;
 };
 
 }  // namespace uprof

@@ -11,6 +11,15 @@
 //               ("sql*", "operator delete*": '*' and '?', on symbols and demangled names)
 //   LOCATION := 'usdt:' [OBJECT ':'] PROVIDER ':' NAME    a USDT (SystemTap SDT) probe; globs
 //               in PROVIDER and NAME ("usdt:python:function__*"); no %return, no +OFF
+//   LOCATION := [OBJECT ':'] SOURCE ':' LINE     every statement of a source line, as perf
+//               probe and gdb name it: "workload.c:42", "fixtures/workload.c:42" (a path
+//               suffix), "./prog:workload.c:42"; SOURCE has a source extension (.c .h .cc
+//               .cpp ...); LINE is decimal
+//             | [OBJECT ':'] FUNC ':' LINE       perf probe's FUNC:RLN: LINE lines below the
+//               line FUNC is declared on ("loop_sum:3"); no %return, no +OFF
+//
+// A trailing ':' + decimal number is a line, not a file offset: "add:3" is add's third
+// line; a decimal file offset needs a path before it ("./prog:4409") or hex ("prog:0x1139").
 //
 // Where the location ends. Values are separated by spaces, and C++ names hold spaces as
 // the demangler prints them; a space ends the location only when it is outside
@@ -66,10 +75,27 @@ struct UsdtRef {
   bool is_glob = false;              // either part holds '*', '?' or '['
 };
 
+// "workload.c:42", "fixtures/workload.c:42": the addresses the DWARF line table marks
+// as a statement start of that line, inlined copies included.
+struct SourceLine {
+  std::string file;                  // a file name or a path suffix, as written
+  uint32_t line = 0;
+};
+
+// "loop_sum:3": line 3 counted from the line FUNC's name is declared on (line 0), as
+// perf probe's FUNC:RLN counts; only the addresses inside FUNC.
+struct FunctionLine {
+  std::string function;
+  uint32_t line = 0;
+};
+
+// True for a name with a source file's extension: "workload.c", "a/b.hpp".
+bool is_source_file_name(std::string_view name);
+
 struct ProbeSpec {
   std::string text;                  // as the user wrote it, for messages
   std::string object;                // "" means the target program
-  std::variant<FunctionRef, RawOffset, UsdtRef> what;
+  std::variant<FunctionRef, RawOffset, UsdtRef, SourceLine, FunctionLine> what;
   bool is_return = false;
   std::vector<ValueRequest> values;  // "%di", "$retval", "a": each parsed once, here
 };

@@ -13,7 +13,7 @@
 //                   in files of earlier 1.1 builds); unknown keys are skipped
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return,
 //                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2), 0x20 USDT
-//                   (1.4)), string spec, path, build_id, function, symbol, v file_offset,
+//                   (1.4), 0x10 a site: a source line or an inlined copy (1.5)), string spec, path, build_id, function, symbol, v file_offset,
 //                   v vaddr, v offset_in_function, [a USDT probe: v pair_key (1.4)], v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
 //                   8 memory (1.3));

@@ -1,0 +1,170 @@
+// Source lines and inlined functions, live on both engines, on tests/fixtures/lines.c
+// (its lines found by their "LINE:name" markers, never by number): a line's probe
+// address against eu-addr2line, a loop body's line counted once per iteration, a local
+// read at a line, and an inlined function counted once per call, out-of-line copy and
+// inlined copies together on one report row.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "support/test_support.h"
+#include "uprof/resolve/resolver.h"
+
+namespace uprof {
+namespace {
+
+using test::fixture;
+using test::run;
+using test::uprof_binary;
+
+// The line holding "LINE:name" in tests/fixtures/lines.c.
+int line_of(const std::string& marker) {
+  std::ifstream in(std::string(UPROF_SOURCE_DIR) + "/tests/fixtures/lines.c");
+  std::string text;
+  for (int n = 1; std::getline(in, text); n++)
+    if (text.find("LINE:" + marker + " ") != std::string::npos) return n;
+  ADD_FAILURE() << "no marker " << marker;
+  return 0;
+}
+
+std::string line_spec(const std::string& marker) { return "lines.c:" + std::to_string(line_of(marker)); }
+
+// `uprof report --format csv`: calls per row, by name.
+std::map<std::string, long> calls_by_row(const std::string& data) {
+  auto r = run({uprof_binary(), "report", "-i", data, "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, long> out;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);  // header
+  const std::regex row(R"re(^("[^"]*"|[^,]*),("[^"]*"|[^,]*),\d+,\d+,(\d+),)re");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row)) continue;
+    std::string name = m[1];
+    if (name.size() > 1 && name.front() == '"') name = name.substr(1, name.size() - 2);
+    EXPECT_EQ(out.count(name), 0u) << name << " has two rows:\n" << r.out;
+    out[name] = std::stol(m[3]);
+  }
+  return out;
+}
+
+class Lines : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Engines, Lines, UPROF_ENGINES, test::engine_name);
+
+// Every address a line resolves to is that line, says elfutils. At -O0 (one row per
+// address). At -O2 several rows share an address (0x1230: line 24 is_stmt, then line 23
+// as a view), and eu-addr2line names the last: there the address must be a statement
+// start of the line in binutils' decoded line table.
+bool stmt_row_in_objdump(const std::string& bin, uint64_t vaddr, int line) {
+  auto d = run({"objdump", "--dwarf=decodedline", bin});
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  std::ostringstream want;
+  want << R"(lines\.c\s+)" << line << R"(\s+0x)" << std::hex << vaddr << R"((\s+\d+)?\s+x)";
+  return std::regex_search(d.out, std::regex(want.str()));
+}
+
+TEST(LineSites, AddressesAreTheLineByAddr2line) {
+  for (const char* opt : {"lines_O0", "lines_O2"}) {
+    const std::string bin = fixture("x86_64", opt);
+    const bool exact = std::string(opt) == "lines_O0";
+    for (const char* marker : {"loop_body", "loop_return", "sq_body"}) {
+      Resolver resolver;
+      auto spec = parse_probe_spec(line_spec(marker));
+      ASSERT_TRUE(spec) << spec.error().message;
+      auto probes = resolver.resolve(*spec, bin);
+      ASSERT_TRUE(probes) << probes.error().message;
+      ASSERT_FALSE(probes->empty());
+      for (const auto& p : *probes) {
+        EXPECT_TRUE(p.site);
+        EXPECT_EQ(p.label(), line_spec(marker));
+        std::ostringstream addr;
+        addr << "0x" << std::hex << p.vaddr;
+        auto a = run({"eu-addr2line", "-e", bin, addr.str()});
+        ASSERT_EQ(a.exit_code, 0) << a.err;
+        if (!exact) {
+          EXPECT_TRUE(stmt_row_in_objdump(bin, p.vaddr, line_of(marker))) << opt << " " << marker << " at " << addr.str();
+          continue;
+        }
+        EXPECT_NE(a.out.find("lines.c:" + std::to_string(line_of(marker))), std::string::npos)
+            << opt << " " << marker << " at " << addr.str() << ": " << a.out;
+      }
+    }
+  }
+}
+
+TEST(LineSites, ErrorsSayWhatIsThere) {
+  const std::string bin = fixture("x86_64", "lines_O2");
+  Resolver resolver;
+  auto none = resolver.resolve(*parse_probe_spec("lines.c:9999"), bin);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("'lines.c:9999': no code at that line; nearest lines with code: "),
+            std::string::npos)
+      << none.error().message;
+  auto file = resolver.resolve(*parse_probe_spec("nope.c:3"), bin);
+  ASSERT_FALSE(file);
+  EXPECT_NE(file.error().message.find("no source file 'nope.c' in the line table (its files: "), std::string::npos)
+      << file.error().message;
+  // FUNC:LINE counts from the line of the function's name (perf probe's FUNC:RLN).
+  const int decl = line_of("loop_body") - 3;
+  auto rel = resolver.resolve(*parse_probe_spec("loop_sum:" + std::to_string(line_of("loop_body") - decl)), bin);
+  ASSERT_TRUE(rel) << rel.error().message;
+  auto abs = resolver.resolve(*parse_probe_spec(line_spec("loop_body")), bin);
+  ASSERT_TRUE(abs);
+  ASSERT_EQ(rel->size(), abs->size());
+  EXPECT_EQ(rel->front().vaddr, abs->front().vaddr);
+}
+
+TEST_P(Lines, ALoopBodyLineCountsEachIteration) {
+  UPROF_REQUIRE_UPROBES();
+  for (const char* opt : {"lines_O0", "lines_O2"}) {
+    test::TempDir dir;
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("l.data"), "-e",
+                  line_spec("loop_body"), "-e", line_spec("loop_return"), "--", fixture("x86_64", opt), "7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto rows = calls_by_row(dir.file("l.data"));
+    EXPECT_EQ(rows[line_spec("loop_body")], 7) << opt;
+    // At -O2 gcc marks the return's line a statement only on the path of n <= 0.
+    if (std::string(opt) == "lines_O0") {
+      EXPECT_EQ(rows[line_spec("loop_return")], 1) << opt;
+    }
+  }
+}
+
+TEST_P(Lines, ALocalAtALine) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  // loop_sum(5, 3): acc before each iteration's `acc += i * k` is 0, 3, 9, 18, 30 ... of i*3.
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("l.data"), "-e",
+                line_spec("loop_body") + " acc i", "--", fixture("x86_64", "lines_O0"), "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto s = run({uprof_binary(), "script", dir.file("l.data")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  std::vector<std::string> got;
+  const std::regex value(R"((i=\d+, acc=-?\d+))");
+  for (std::sregex_iterator it(s.out.begin(), s.out.end(), value), end; it != end; ++it) got.push_back((*it)[1]);
+  // Innermost scope first: the loop's i, then the function's acc.
+  EXPECT_EQ(got, (std::vector<std::string>{"i=0, acc=0", "i=1, acc=0", "i=2, acc=3", "i=3, acc=9", "i=4, acc=18"}))
+      << s.out;
+}
+
+TEST_P(Lines, InlinedFunctionsCountEveryCall) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string bin = fixture("x86_64", "lines_O2");
+  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("i.data"), "-e", "sq", "-e", "twice",
+                "--", bin, "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // sq: never out of line, 3 copies in squares; twice: its copy for the pointer, and inlined in main.
+  EXPECT_NE(r.err.find("sq: 3 sites: 0 out-of-line, 3 inlined"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(twice: \d+ sites: 1 out-of-line, \d+ inlined)"))) << r.err;
+  auto rows = calls_by_row(dir.file("i.data"));
+  EXPECT_EQ(rows["sq"], 18);
+  EXPECT_EQ(rows["twice"], 12);
+}
+
+}  // namespace
+}  // namespace uprof
