@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=2  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=5  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -61,8 +61,9 @@ namespace uprof {
 inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
 // 1.1: typed values; 1.2: exit probes and the stack pointer of their samples; 1.3:
-// memory reads and strings. Older files read the same.
-inline constexpr uint16_t kDataMinor = 3;
+// memory reads and strings; 1.4: USDT probes; 1.5: sites (source lines, inlined
+// copies). Older files read the same; a newer minor may carry flags this build ignores.
+inline constexpr uint16_t kDataMinor = 5;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
