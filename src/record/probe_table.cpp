@@ -50,7 +50,10 @@ Result<std::vector<unsigned>> parse_pair_by(const std::string& text) {
 
 Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
   ProbeTable plan;
-  std::map<std::tuple<std::string, uint64_t, ProbeKind>, std::size_t> seen;  // -> index in plan.probes
+  // A site probed twice for one report row is one probe; two rows at one address (`-e sq
+  // -e lines.c:12`, where sq's inlined copy starts that line) are two, each counting every
+  // hit, as perf's two probes at one address would: the kernel breaks there once for both.
+  std::map<std::tuple<std::string, uint64_t, ProbeKind, std::string>, std::size_t> seen;  // -> index in plan.probes
   for (const auto& r : resolved) {
     const ArchInfo& arch = arch_info(r.arch);
     // Typed (DWARF) values first, then the raw ones, in the spec's order.
@@ -133,7 +136,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
     };
     const Site entry_site{r.vaddr, r.file_offset, r.offset_in_function};
     auto add = [&](ProbeKind kind, std::vector<ValueSpec> values, const Site& site) -> Status {
-      auto [at, fresh] = seen.emplace(std::make_tuple(r.path, site.file_offset, kind), plan.probes.size());
+      auto [at, fresh] = seen.emplace(std::make_tuple(r.path, site.file_offset, kind, r.function), plan.probes.size());
       if (!fresh) {
         // Probed already by an earlier spec: its values gain the ones not there
         // yet (`-e 'add %di' -e 'add%return %lr'`).

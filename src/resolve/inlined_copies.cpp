@@ -7,6 +7,8 @@
 #include <optional>
 #include <tuple>
 
+#include "uprof/resolve/cxx_name.h"
+
 namespace uprof {
 namespace {
 
@@ -41,8 +43,16 @@ void walk(Dwarf_Die* parent, int depth, std::vector<InlinedCopy>& out) {
       const char* name = string_attr(&child, DW_AT_name);
       if (entry && name) {
         const char* linkage = string_attr(&child, DW_AT_linkage_name);
-        out.push_back({.name = name, .linkage_name = linkage ? linkage : "", .entry = *entry,
-                       .die_offset = dwarf_dieoffset(&child)});
+        InlinedCopy c{.name = name, .linkage_name = linkage ? linkage : "", .demangled = {}, .entry = *entry,
+                      .die_offset = dwarf_dieoffset(&child), .ranges = {}};
+        if (linkage) c.demangled = demangle(linkage);
+        Dwarf_Addr base = 0, start = 0, end = 0;
+        for (ptrdiff_t off = dwarf_ranges(&child, 0, &base, &start, &end); off > 0;
+             off = dwarf_ranges(&child, off, &base, &start, &end))
+          // gcc at -O2 gives a copy empty ranges ([0x1280, 0x1280)) where its rows are
+          // "views" at one address of its caller's code: the address is the copy's still.
+          if (start) c.ranges.emplace_back(start, std::max<uint64_t>(end, start + 1));
+        out.push_back(std::move(c));
       }
     }
     // Copies sit in functions, their blocks, other copies, and (C++) in classes and namespaces.
@@ -82,6 +92,19 @@ std::vector<const InlinedCopy*> InlinedCopies::named(std::string_view name) cons
   if (out.empty())
     for (const InlinedCopy& c : copies_)
       if (!c.linkage_name.empty() && c.linkage_name == name) out.push_back(&c);
+  // A C++ name, qualified, with or without its parameter list: strictly first, then
+  // without ABI tags and __cxx11 (as FunctionTable::find_cxx).
+  const bool with_params = name.find('(') != std::string_view::npos;
+  for (bool loose : {false, true}) {
+    if (!out.empty() || (name.find("::") == std::string_view::npos && !with_params)) break;
+    for (const InlinedCopy& c : copies_) {
+      if (c.demangled.empty()) continue;
+      const bool hit = with_params ? cxx_name_matches(name, c.demangled, loose) ||
+                                         cxx_name_matches(name, strip_cxx_qualifiers(c.demangled), loose)
+                                   : cxx_name_matches(name, strip_cxx_parameters(c.demangled), loose);
+      if (hit) out.push_back(&c);
+    }
+  }
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->entry < b->entry; });
   return out;
 }

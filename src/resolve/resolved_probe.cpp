@@ -5,8 +5,18 @@
 #include <tuple>
 
 #include "uprof/model/probe_label.h"
+#include "uprof/resolve/cxx_name.h"
 
 namespace uprof {
+namespace {
+
+// Where a site is, as a person reads it: "squares+0x15", "run(int)+0x10" (not "_Z3runi").
+std::string site_place(const ResolvedProbe& p) {
+  const std::string d = demangle(p.symbol);
+  return probe_label(d.empty() ? p.symbol : d, p.offset_in_function, p.file_offset);
+}
+
+}  // namespace
 
 std::string ResolvedProbe::label() const {
   if (site) return function;
@@ -16,7 +26,7 @@ std::string ResolvedProbe::label() const {
 std::string ResolvedProbe::describe() const {
   if (!ifunc_choice.empty()) return label() + " -> " + symbol + " (" + ifunc_choice + ")";
   if (!clone.empty()) return label() + " [clone " + clone + "]";
-  const std::string where = probe_label(symbol, offset_in_function, file_offset);
+  const std::string where = site_place(*this);
   if (site && !inlined_into.empty()) return label() + " (inlined into " + where + ")";
   if (site && !symbol.empty()) return label() + " (in " + where + ")";
   return label();
@@ -42,7 +52,7 @@ void site_notes(const std::vector<ResolvedProbe>& probes, std::vector<std::strin
     Count& c = it->second;
     if (p.site && p.inlined_into.empty()) c.line = true;
     (p.site && !p.inlined_into.empty() ? c.inlined : c.out_of_line)++;
-    c.where.push_back(probe_label(p.symbol, p.offset_in_function, p.file_offset));
+    c.where.push_back(site_place(p));
   }
   for (const auto& key : order) {
     const Count& c = counts[key];

@@ -491,9 +491,9 @@ Result<std::vector<ResolvedProbe>> Resolver::inlined_sites(const ProbeSpec& spec
   UPROF_ASSIGN(const InlinedCopies* copies, inlined_copies(img));
   for (const InlinedCopy* c : copies->named(name)) {
     if (std::any_of(out.begin(), out.end(), [&](const ResolvedProbe& p) { return p.vaddr == c->entry; })) continue;
-    UPROF_ASSIGN(ResolvedProbe p, site_at(spec, img, c->entry, c->name));
+    UPROF_ASSIGN(ResolvedProbe p, site_at(spec, img, c->entry, InlinedCopies::display_name(*c)));
     const Function* f = img.functions.containing(c->entry);
-    p.inlined_into = f ? f->source : hex(c->entry);
+    p.inlined_into = f ? f->display_name() : hex(c->entry);
     p.inlined_die = c->die_offset;
     out.push_back(std::move(p));
   }
@@ -515,18 +515,28 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_line(const ProbeSpec& spec,
   } else {
     const auto& fl = std::get<FunctionLine>(spec.what);
     std::vector<const DwarfFunction*> fns = index->named(fl.function);
-    if (fns.empty()) {
-      const FunctionRef ref{.name = fl.function, .version = {}, .default_version_only = false, .offset = {}, .is_glob = false};
+    if (fns.empty())
       for (const Function* f : img.functions.find_exact(fl.function))
         if (const DwarfFunction* d = index->at_entry(f->addr)) fns.push_back(d);
-      if (fns.empty()) return no_symbol(img, ref, opts_.libraries);
-    }
     if (fns.size() > 1) return fail("'" + fl.function + "' is " + std::to_string(fns.size()) + " functions: name the line as FILE:LINE");
-    auto decl = decl_line(index->dwarf(), fns.front()->die_offset);
+    // As perf probe's FUNC:RLN, the line is looked for in the out-of-line copy and in
+    // every inlined copy of the function (those declared where it is: one source function).
+    UPROF_ASSIGN(const InlinedCopies* copies, inlined_copies(img));
+    const std::vector<const InlinedCopy*> inl = copies->named(fl.function);
+    if (fns.empty() && inl.empty()) {
+      const FunctionRef ref{.name = fl.function, .version = {}, .default_version_only = false, .offset = {}, .is_glob = false};
+      return no_symbol(img, ref, opts_.libraries);
+    }
+    auto decl = decl_line(index->dwarf(), fns.empty() ? inl.front()->die_offset : fns.front()->die_offset);
     if (!decl) return fail(fl.function + ": " + decl.error().message);
     file = decl->file;
     line = decl->line + fl.line;
-    ranges = fns.front()->ranges;
+    if (!fns.empty()) ranges = fns.front()->ranges;
+    for (const InlinedCopy* c : inl) {
+      auto d = decl_line(index->dwarf(), c->die_offset);
+      if (d && d->file == decl->file && d->line == decl->line) ranges.insert(ranges.end(), c->ranges.begin(), c->ranges.end());
+    }
+    if (ranges.empty()) return fail(fl.function + ": DWARF gives none of its copies an address range");
     label = fl.function + ":" + std::to_string(fl.line);
   }
   auto sites = pick_line_sites(rows, file, line, ranges);

@@ -166,5 +166,54 @@ TEST_P(Lines, InlinedFunctionsCountEveryCall) {
   EXPECT_EQ(rows["twice"], 12);
 }
 
+// perf probe's FUNC:RLN looks into the function's inlined copies: sq (never out of line)
+// has 3 copies in squares, so `sq:1` (its body line) has a site in each, the same
+// addresses as `lines.c:LINE`; and the three specs, at one address, each count every hit.
+TEST_P(Lines, AFunctionLineIsFoundInItsInlinedCopies) {
+  UPROF_REQUIRE_UPROBES();
+  const int body = line_of("sq_body");
+  for (const char* opt : {"lines_O0", "lines_O2"}) {
+    SCOPED_TRACE(opt);
+    test::TempDir dir;
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("f.data"), "-e", "sq:1", "-e",
+                  "sq", "-e", "lines.c:" + std::to_string(body), "--", fixture("x86_64", opt), "4"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("sq:1: 3 sites (squares"), std::string::npos) << r.err;
+    auto rows = calls_by_row(dir.file("f.data"));
+    EXPECT_EQ(rows["sq:1"], 12);
+    EXPECT_EQ(rows["sq"], 12);
+    EXPECT_EQ(rows["lines.c:" + std::to_string(body)], 12);
+  }
+  // A relative line past the function's code is refused, before anything runs.
+  auto far = run({uprof_binary(), "probe", fixture("x86_64", "lines_O2"), "sq:40"});
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_EQ(far.err.rfind("uprof: spec: 'sq:40': no code at that line", 0), 0u) << far.err;
+}
+
+// C++ members that exist only as inlined copies (tests/fixtures/lines_cxx.cpp), named as
+// people name them: qualified, with or without the parameter list that tells overloads
+// apart, each reported on its own row under its demangled name.
+TEST_P(Lines, InlinedCxxMembersByTheirQualifiedNames) {
+  UPROF_REQUIRE_UPROBES();
+  for (const char* opt : {"lines_cxx_O0", "lines_cxx_O2"}) {
+    SCOPED_TRACE(opt);
+    test::TempDir dir;
+    const std::string bin = fixture("x86_64", opt);
+    auto p = run({uprof_binary(), "probe", bin, "ns::Acc::add"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_NE(p.out.find("ns::Acc::add(long) (inlined into run(int)+0x"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("ns::Acc::add(int, int) (inlined into run(int)+0x"), std::string::npos) << p.out;
+    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("c.data"), "-e",
+                  "ns::Acc::add(long)", "-e", "ns::Acc::add(int, int)", "-e", "ns::Acc::add(long):1", "--", bin, "7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "total 63\n");  // sum of i, plus sum of 2i, for i < 7
+    auto rows = calls_by_row(dir.file("c.data"));
+    EXPECT_EQ(rows["ns::Acc::add(long)"], 7);
+    EXPECT_EQ(rows["ns::Acc::add(int, int)"], 7);
+    EXPECT_EQ(rows["ns::Acc::add(long):1"], 7);
+    EXPECT_EQ(rows.size(), 3u);
+  }
+}
+
 }  // namespace
 }  // namespace uprof

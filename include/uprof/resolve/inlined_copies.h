@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "uprof/util/result.h"
@@ -25,8 +26,10 @@ namespace uprof {
 struct InlinedCopy {
   std::string name;           // the function's DW_AT_name, through its abstract origin: "sq"
   std::string linkage_name;   // DW_AT_linkage_name when there is one (C++)
+  std::string demangled;      // of the linkage name: "ns::Klass::scaled(int) const"; "" when not C++
   uint64_t entry = 0;         // link-time address where the copy's code is entered
   uint64_t die_offset = 0;    // the DW_TAG_inlined_subroutine
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // its code: [start, end), for FUNC:LINE
 };
 
 class InlinedCopies {
@@ -34,8 +37,12 @@ class InlinedCopies {
   // Every inlined copy in `dbg` (nullptr: none). Copies whose code the linker dropped
   // (entry 0) are left out.
   static Result<InlinedCopies> build(Dwarf* dbg, const std::string& path_for_messages);
-  // The copies of the function named `name` (its DW_AT_name or linkage name), by address.
+  // The copies of the function named `name`, by address: its DW_AT_name or linkage
+  // name, else a C++ name as people write it ("ns::Klass::scaled", "ns::Klass::scaled(int)":
+  // resolve/cxx_name.h), matched as the function table matches symbols.
   std::vector<const InlinedCopy*> named(std::string_view name) const;
+  // The name a copy is reported under: its demangled name, else its DW_AT_name.
+  static const std::string& display_name(const InlinedCopy& c) { return c.demangled.empty() ? c.name : c.demangled; }
   std::size_t size() const { return copies_.size(); }
 
  private:
