@@ -179,8 +179,12 @@ class FanoutLive : public ::testing::Test {
 
 TEST_F(FanoutLive, TracefsFollowsThreadsAndForkedChild) {
   constexpr long n = 20000;
-  auto run = test::record_live({exe_, std::to_string(n)}, add_probes(exe_, offset_),
-                               EventSetOptions{.backend = ProbeBackend::Tracefs});
+  // Rings that hold all 240,000 samples (about 12 MiB a CPU at worst) even if the drain
+  // never ran: what this test checks is who the events follow. Under ctest -j2 beside
+  // another heavy test the drain fell behind the default 1 MiB ring (7,357 lost, in CI).
+  EventSetOptions opts{.backend = ProbeBackend::Tracefs};
+  opts.ring_data_pages = 4096;
+  auto run = test::record_live({exe_, std::to_string(n)}, add_probes(exe_, offset_), opts);
   ASSERT_TRUE(run.ok()) << run.error().message;
   EXPECT_EQ(run->exit_status, 0);
   EXPECT_EQ(run->lost, 0u);
