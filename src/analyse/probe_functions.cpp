@@ -1,6 +1,6 @@
 #include "uprof/analyse/probe_functions.h"
 #include "uprof/model/probe_label.h"
-#include "uprof/resolve/cxx_name.h"
+#include "uprof/resolve/elf/cxx_name.h"
 
 #include <algorithm>
 #include <map>

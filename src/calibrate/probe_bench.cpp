@@ -12,7 +12,7 @@
 
 #include "uprof/analyse/report_model.h"
 #include "uprof/calibrate/bench_targets.h"
-#include "uprof/engine/bpf_engine.h"
+#include "uprof/engine/bpf/bpf_engine.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/recording_session.h"
 #include "uprof/util/hex.h"

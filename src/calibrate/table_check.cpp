@@ -41,7 +41,7 @@ TableCheck check_kernel_table(const ProbeCostTable& t) {
   }
   if (!wrong.empty()) {
     out.consistent = false;
-    out.line = "kernel table: WARNING: " + wrong + " (resolve/insn_class.cpp restates Linux's uprobe decoders; "
+    out.line = "kernel table: WARNING: " + wrong + " (resolve/insn/insn_class.cpp restates Linux's uprobe decoders; "
                "placement and --compensate go by it)";
   } else if (!seen.empty()) {
     out.line = "kernel table: as measured (" + seen + " per entry hit)";

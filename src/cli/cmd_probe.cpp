@@ -17,10 +17,10 @@
 #include "uprof/record/site_placement.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
-#include "uprof/resolve/dwarf_index.h"
-#include "uprof/resolve/insn_class.h"
+#include "uprof/resolve/dwarf/dwarf_index.h"
+#include "uprof/resolve/insn/insn_class.h"
 #include "uprof/resolve/resolver.h"
-#include "uprof/resolve/usdt_notes.h"
+#include "uprof/resolve/usdt/usdt_notes.h"
 
 namespace po = boost::program_options;
 

@@ -25,7 +25,7 @@ unsigned extract_values(const Sample& s, std::span<const ValueSpec> specs, uint1
     const ValueSpec& v = specs[i];
     uint64_t value = 0;
     bool got = true;
-    if (fetched_from_memory(v)) {  // in the raw data, not here (engine/perf_fetch_args.h)
+    if (fetched_from_memory(v)) {  // in the raw data, not here (engine/perf/perf_fetch_args.h)
       out.values[i] = 0;
       continue;
     }

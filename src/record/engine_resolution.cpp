@@ -1,6 +1,6 @@
 #include "uprof/record/engine_resolution.h"
 
-#include "uprof/engine/bpf_engine.h"
+#include "uprof/engine/bpf/bpf_engine.h"
 
 namespace uprof {
 

@@ -12,8 +12,8 @@
 
 #include "uprof/analyse/interval_stats.h"
 #include "uprof/attach/workload.h"
-#include "uprof/engine/bpf_engine.h"
-#include "uprof/engine/perf_engine.h"
+#include "uprof/engine/bpf/bpf_engine.h"
+#include "uprof/engine/perf/perf_engine.h"
 #include "uprof/present/interval_text.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/store/data_file.h"

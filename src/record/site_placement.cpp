@@ -1,8 +1,8 @@
 #include "uprof/record/site_placement.h"
 
 #include "uprof/record/value_binding.h"
-#include "uprof/resolve/offset.h"
-#include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/elf/offset.h"
+#include "uprof/resolve/insn/probe_placement.h"
 
 namespace uprof {
 namespace {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "uprof/resolve/function_exits.h"
+#include "uprof/resolve/insn/function_exits.h"
 
 namespace uprof {
 

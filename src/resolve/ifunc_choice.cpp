@@ -18,7 +18,7 @@
 #include <map>
 #include <sstream>
 
-#include "uprof/resolve/pointer_relocs.h"
+#include "uprof/resolve/elf/pointer_relocs.h"
 #include "uprof/spec/probe_spec.h"
 #include "uprof/util/environ_block.h"
 #include "uprof/util/hex.h"

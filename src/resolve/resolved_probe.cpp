@@ -5,7 +5,7 @@
 #include <tuple>
 
 #include "uprof/model/probe_label.h"
-#include "uprof/resolve/cxx_name.h"
+#include "uprof/resolve/elf/cxx_name.h"
 
 namespace uprof {
 namespace {

@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "uprof/resolve/global_values.h"
+#include "uprof/resolve/elf/global_values.h"
 #include "uprof/resolve/ifunc_choice.h"
-#include "uprof/resolve/probe_placement.h"
-#include "uprof/resolve/source_lines.h"
-#include "uprof/resolve/usdt_known.h"
-#include "uprof/resolve/usdt_notes.h"
+#include "uprof/resolve/insn/probe_placement.h"
+#include "uprof/resolve/dwarf/source_lines.h"
+#include "uprof/resolve/usdt/usdt_known.h"
+#include "uprof/resolve/usdt/usdt_notes.h"
 #include "uprof/util/file_path.h"
 #include "uprof/util/hex.h"
 
@@ -225,7 +225,7 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
       p.usdt_args = std::move(*args);
       p.semaphore_offset = u.semaphore_offset.value_or(0);
       p.values = spec.values;
-      // No values named: the provider's documented arguments (resolve/usdt_known.h),
+      // No values named: the provider's documented arguments (resolve/usdt/usdt_known.h),
       // else every argument the note has, as a number.
       if (p.values.empty())
         for (std::string_view token : known_usdt_values(u.note.provider, u.note.name, p.usdt_args.size())) {

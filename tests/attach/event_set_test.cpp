@@ -13,7 +13,7 @@
 #include "support/test_support.h"
 #include "uprof/attach/perf_event.h"
 #include "uprof/attach/workload.h"
-#include "uprof/resolve/elf_file.h"
+#include "uprof/resolve/elf/elf_file.h"
 
 namespace uprof {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
-#include "uprof/resolve/elf_file.h"
-#include "uprof/resolve/offset.h"
+#include "uprof/resolve/elf/elf_file.h"
+#include "uprof/resolve/elf/offset.h"
 
 namespace uprof {
 namespace {

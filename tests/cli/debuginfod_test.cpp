@@ -29,7 +29,7 @@
 #include <thread>
 
 #include "support/test_support.h"
-#include "uprof/resolve/elf_file.h"
+#include "uprof/resolve/elf/elf_file.h"
 #include "uprof/util/unique_fd.h"
 
 namespace uprof {

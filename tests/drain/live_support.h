@@ -18,10 +18,10 @@
 #include "uprof/attach/event_set.h"
 #include "uprof/attach/workload.h"
 #include "uprof/drain/drain_loop.h"
-#include "uprof/engine/perf_records.h"
+#include "uprof/engine/perf/perf_records.h"
 #include "uprof/util/clock.h"
-#include "uprof/resolve/elf_file.h"
-#include "uprof/resolve/offset.h"
+#include "uprof/resolve/elf/elf_file.h"
+#include "uprof/resolve/elf/offset.h"
 
 namespace uprof::test {
 
@@ -115,7 +115,7 @@ inline Hit hit_of(const Event& e, const std::vector<ValueSpec>& slots) {
 }
 
 // Runs `argv` under the probes and drains until it exits (or 120 s pass). Records
-// become Events through the engine's own converter (engine/perf_records.h).
+// become Events through the engine's own converter (engine/perf/perf_records.h).
 inline Result<LiveRun> record_live(const std::vector<std::string>& argv,
                                    const std::vector<ProbeCapture>& probes,
                                    EventSetOptions options = {}) {

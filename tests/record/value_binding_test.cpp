@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "uprof/resolve/usdt_args.h"
+#include "uprof/resolve/usdt/usdt_args.h"
 
 namespace uprof {
 namespace {

@@ -105,7 +105,7 @@ TEST_P(ResolverOnFixture, OffsetsMatchSectionBytesAndNm) {
   const auto& c = GetParam();
   std::string path = fixture(c.arch, c.name);
   // --force: +0x8 is offset arithmetic here, whichever instruction it falls in (the
-  // boundary check has its own tests, tests/resolve/probe_placement_test.cpp).
+  // boundary check has its own tests, tests/resolve/insn/probe_placement_test.cpp).
   Resolver r(ResolveOptions{.debug = {}, .libraries = {}, .force_offset = true});
   for (std::string fn : {"add", "mul3", "weak_fn", "sql_open", "loop_sum", "main"}) {
     auto p = resolve_one(r, fn, path);

@@ -35,7 +35,7 @@
 // the innermost open call whose key values equal its own (a value not read matches any).
 //
 // An exit probe returns the innermost open frame of its function with the same stack
-// pointer (at an exit the stack pointer is the entry's again: resolve/exit_sites.h).
+// pointer (at an exit the stack pointer is the entry's again: resolve/insn/exit_sites.h).
 //
 // Limits, for functions with return probes, from what the stream carries (time, no
 // stack pointer):

@@ -61,7 +61,7 @@ struct EventSetOptions {
   // that probe's hits (measured: +6 with a 1-page ring and 8 threads exiting).
   bool track_tasks = false;
   // Per request (in order; empty = none): tracefs fetch arguments to define the probe
-  // with, "s0=+0(%di):string u2=+32(%di):u64" (engine/perf_fetch_args.h). Their
+  // with, "s0=+0(%di):string u2=+32(%di):u64" (engine/perf/perf_fetch_args.h). Their
   // values come in each sample's raw data, laid out as raw_fields() says. Tracefs only.
   std::vector<std::string> fetch_args{};
 };
@@ -108,7 +108,7 @@ class EventSet {
   bool is_side_band(uint64_t id) const { return side_band_ids_.count(id) > 0; }
 
   // Every event's id with its probe (nullptr for the side band's) and attr: what a
-  // record converter needs to know of each id (engine/perf_records.h).
+  // record converter needs to know of each id (engine/perf/perf_records.h).
   struct Identity {
     uint64_t id = 0;
     const ProbeCapture* probe = nullptr;

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "uprof/resolve/insn_class.h"
+#include "uprof/resolve/insn/insn_class.h"
 #include "uprof/util/result.h"
 
 namespace uprof {

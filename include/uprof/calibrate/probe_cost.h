@@ -31,7 +31,7 @@
 
 #include "uprof/arch/arch.h"
 #include "uprof/engine/engine_kind.h"
-#include "uprof/resolve/insn_class.h"
+#include "uprof/resolve/insn/insn_class.h"
 #include "uprof/util/result.h"
 
 namespace uprof {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "uprof/calibrate/probe_cost.h"
-#include "uprof/resolve/insn_class.h"
+#include "uprof/resolve/insn/insn_class.h"
 #include "uprof/model/recording.h"
 
 namespace uprof {

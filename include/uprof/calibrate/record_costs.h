@@ -14,7 +14,7 @@
 #include "uprof/model/recording.h"
 #include "uprof/model/site_move.h"
 #include "uprof/record/recording_session.h"
-#include "uprof/resolve/insn_class.h"
+#include "uprof/resolve/insn/insn_class.h"
 
 namespace uprof {
 

@@ -1,4 +1,4 @@
-// `uprof bench` checks the kernel-behaviour table (resolve/insn_class.h: which first
+// `uprof bench` checks the kernel-behaviour table (resolve/insn/insn_class.h: which first
 // instructions this kernel single-steps, emulates or optimizes, restated from the
 // kernel's source) against what it measured: an emulated hit must cost clearly less
 // than a single-stepped one, and an optimized one no more than an emulated one. A

@@ -60,7 +60,7 @@ inline void finish_sample(const ProbeCapture& probe, Event& e) {
 // the copied stack: strings, pointers followed (`hops`), and raw memory reads
 // ("+8(%di)") and what a parameter points to ("p->x"). The BPF engine reads them with
 // bpf_probe_read_user; the perf engine asks tracefs for them as fetch arguments
-// (engine/perf_fetch_args.h). A DWARF value behind an address (a -O0 home below rbp)
+// (engine/perf/perf_fetch_args.h). A DWARF value behind an address (a -O0 home below rbp)
 // is on the stack, and read from its copy.
 // $comm (ValueSource::Comm) is a string the engines read at the probe too.
 inline bool fetched_from_memory(const ValueSpec& v) {

@@ -1,4 +1,4 @@
-// A probe site that placement (resolve/probe_placement.h) moved past the function's
+// A probe site that placement (resolve/insn/probe_placement.h) moved past the function's
 // first instructions: where it is now, and what it moved past, for the line before a
 // recording ("mix3 endbr64 (single-stepped) -> +0x4 emulated (push %rbp)").
 #pragma once

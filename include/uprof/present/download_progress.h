@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "uprof/resolve/debuginfod.h"
+#include "uprof/resolve/find/debuginfod.h"
 
 namespace uprof {
 

@@ -2,7 +2,7 @@
 // resolves to. Pure: images and resolved probes in, text out.
 #pragma once
 
-#include "uprof/resolve/param_location.h"
+#include "uprof/resolve/dwarf/param_location.h"
 
 #include <functional>
 #include <string>

@@ -1,5 +1,5 @@
 // Planning's placement step: moves each function entry's probe site forward when the
-// rules of resolve/probe_placement.h allow it (unless --exact-site), after the values
+// rules of resolve/insn/probe_placement.h allow it (unless --exact-site), after the values
 // are bound at the entry. The return probe of the same function moves with it (one trap
 // serves both). Reads the function's bytes and the file's branch targets through the
 // resolver, which keeps them per file.
@@ -9,7 +9,7 @@
 
 #include "uprof/model/site_move.h"
 #include "uprof/record/probe_table.h"
-#include "uprof/resolve/probe_placement.h"
+#include "uprof/resolve/insn/probe_placement.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/resolve/resolver.h"
 #include "uprof/util/result.h"

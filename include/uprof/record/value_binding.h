@@ -13,7 +13,7 @@
 #include "uprof/arch/arch.h"
 #include "uprof/model/capture_plan.h"
 #include "uprof/model/recording.h"
-#include "uprof/resolve/usdt_args.h"
+#include "uprof/resolve/usdt/usdt_args.h"
 #include "uprof/spec/value_request.h"
 #include "uprof/util/result.h"
 

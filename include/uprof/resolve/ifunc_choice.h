@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "uprof/resolve/elf_file.h"
+#include "uprof/resolve/elf/elf_file.h"
 #include "uprof/util/result.h"
 
 namespace uprof {

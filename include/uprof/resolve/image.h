@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "uprof/resolve/debug_file.h"
-#include "uprof/resolve/elf_file.h"
-#include "uprof/resolve/function_table.h"
+#include "uprof/resolve/find/debug_file.h"
+#include "uprof/resolve/elf/elf_file.h"
+#include "uprof/resolve/elf/function_table.h"
 
 namespace uprof {
 

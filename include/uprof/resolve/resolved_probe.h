@@ -8,8 +8,8 @@
 
 #include "uprof/arch/arch.h"
 #include "uprof/model/recording.h"
-#include "uprof/resolve/exit_sites.h"
-#include "uprof/resolve/usdt_args.h"
+#include "uprof/resolve/insn/exit_sites.h"
+#include "uprof/resolve/usdt/usdt_args.h"
 #include "uprof/spec/value_request.h"
 
 namespace uprof {
@@ -39,7 +39,7 @@ struct ResolvedProbe {
   // "" when it cannot.
   std::string return_risk;
   // For a function at risk: its exit instructions, where its returns are measured
-  // instead (resolve/exit_sites.h); empty, with the reason, when they cannot all be seen.
+  // instead (resolve/insn/exit_sites.h); empty, with the reason, when they cannot all be seen.
   std::vector<ExitSite> exits{};
   std::string exits_blocker{};
   // A USDT probe (usdt:PROVIDER:NAME): `function` is "PROVIDER:NAME", `$argN` names

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "uprof/resolve/branch_targets.h"
-#include "uprof/resolve/dwarf_index.h"
-#include "uprof/resolve/inlined_copies.h"
+#include "uprof/resolve/insn/branch_targets.h"
+#include "uprof/resolve/dwarf/dwarf_index.h"
+#include "uprof/resolve/dwarf/inlined_copies.h"
 #include "uprof/resolve/image.h"
-#include "uprof/resolve/insn_decode.h"
-#include "uprof/resolve/library_search.h"
+#include "uprof/resolve/insn/insn_decode.h"
+#include "uprof/resolve/find/library_search.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/spec/probe_spec.h"
 
@@ -69,9 +69,9 @@ class Resolver {
   // per file and name.
   Result<std::vector<IfuncSelection>> select_ifuncs(const Image& img, const std::vector<const Function*>& ifuncs,
                                                     const std::string& version);
-  // FILE:LINE and FUNC:LINE: every statement start of the line (resolve/source_lines.h).
+  // FILE:LINE and FUNC:LINE: every statement start of the line (resolve/dwarf/source_lines.h).
   Result<std::vector<ResolvedProbe>> resolve_line(const ProbeSpec& spec, const Image& img);
-  // The inlined copies of `name` in `img`, as entry-only sites (resolve/inlined_copies.h).
+  // The inlined copies of `name` in `img`, as entry-only sites (resolve/dwarf/inlined_copies.h).
   Result<std::vector<ResolvedProbe>> inlined_sites(const ProbeSpec& spec, const Image& img, const std::string& name);
   // The DWARF of a loaded file (its debug file's when separate), indexed once.
   Result<const DwarfIndex*> dwarf_index(const Image& img);

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "uprof/resolve/dwarf_index.h"
+#include "uprof/resolve/dwarf/dwarf_index.h"
 #include "uprof/resolve/image.h"
-#include "uprof/resolve/param_location.h"
+#include "uprof/resolve/dwarf/param_location.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/model/recording.h"
 #include "uprof/util/result.h"

@@ -1,4 +1,4 @@
-/* The BPF engine's kernel side (engine/bpf_engine.h): one program runs on every
+/* The BPF engine's kernel side (engine/bpf/bpf_engine.h): one program runs on every
  * probe's uprobe-PMU event and writes what the probe's capture table asks for into
  * one BPF ring buffer; three raw tracepoints keep the set of followed processes
  * (fork, exit, exec) and report task events. No per-probe code: the attach cookie
@@ -10,7 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
-#include "uprof/engine/bpf_capture_abi.h"
+#include "uprof/engine/bpf/bpf_capture_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -1,0 +1,67 @@
+// perf ring-buffer records -> the recording's events: the one place where a
+// PERF_RECORD_SAMPLE becomes an Event with its probe's value slots, and COMM, FORK,
+// EXIT and LOST become theirs. Pure: it learns each event id's layout from the
+// caller (add_id) and keeps the counts the accounting needs.
+//
+//   SAMPLE id=41 tid=4242 time=T regs{di=1, si=10}  ->  Event{Sample, probe 0, values {1, 10}}
+//   LOST id=41 lost=3                                ->  Event{Lost, probe 0, lost 3}
+//   COMM (side band) pid=4242 "worker"               ->  Event{Comm, "worker"}
+//   MMAP2, THROTTLE, a side band's SAMPLE            ->  nothing
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "uprof/drain/record_decoder.h"
+#include "uprof/model/capture_plan.h"
+#include "uprof/engine/perf/perf_fetch_args.h"
+#include "uprof/model/recording.h"
+#include "uprof/util/result.h"
+
+namespace uprof {
+
+class PerfRecordConverter {
+ public:
+  // `start_time`: the time given to a record that carries none before any sample has.
+  explicit PerfRecordConverter(const CapturePlan& plan, uint64_t start_time = 0);
+
+  // Event `id` samples plan probe `probe` (nullopt: the side band, which writes task
+  // records and samples nothing), with the layout `attr` gives.
+  void add_id(uint64_t id, std::optional<uint32_t> probe, const perf_event_attr& attr);
+  // Where probe `probe`'s memory values lie in its samples' raw data
+  // (engine/perf/perf_fetch_args.h); none by default.
+  void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout);
+
+  // nullopt for a record the recording does not keep. An id never added, or bytes
+  // that do not decode, is an Error naming the record.
+  Result<std::optional<Event>> convert(std::span<const std::byte> record);
+
+  // Per probe (plan order): samples converted, and samples PERF_RECORD_LOST said
+  // were dropped.
+  const std::vector<uint64_t>& recorded() const { return recorded_; }
+  const std::vector<uint64_t>& lost_records() const { return lost_records_; }
+  uint64_t samples() const { return samples_; }
+  uint64_t missing_values() const { return missing_values_; }
+
+ private:
+  struct IdInfo {
+    uint32_t probe;  // kNoProbe: the side band
+    SampleFormat format;
+  };
+  static constexpr uint32_t kNoProbe = UINT32_MAX;
+
+  const CapturePlan& plan_;
+  const ArchInfo& arch_;
+  std::unordered_map<uint64_t, IdInfo> ids_;
+  std::vector<uint64_t> recorded_, lost_records_;
+  uint64_t samples_ = 0, missing_values_ = 0;
+  uint64_t last_time_ = 0;  // for records without a time of their own
+  std::vector<std::vector<RawSlot>> raw_layouts_;  // per probe
+};
+
+}  // namespace uprof

@@ -1,0 +1,299 @@
+#include "uprof/engine/bpf/bpf_engine.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "uprof/attach/event_attr.h"
+#include "uprof/attach/perf_event.h"
+#include "uprof/attach/uprobe_pmu.h"
+#include "uprof/drain/drain_loop.h"
+#include "uprof/drain/event_order.h"
+#include "uprof/engine/bpf/bpf_capture_table.h"
+#include "uprof/engine/bpf/bpf_records.h"
+#include "uprof/util/clock.h"
+#include "uprof/util/hex.h"
+#include "uprof_capture.skel.h"
+
+namespace uprof {
+namespace {
+
+// libbpf's messages: the last warning explains a failed load.
+std::string& libbpf_last_message() {
+  static std::string last;
+  return last;
+}
+
+int keep_libbpf_message(enum libbpf_print_level level, const char* format, va_list args) {
+  if (std::getenv("UPROF_LIBBPF_LOG")) std::vfprintf(stderr, format, args);
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[512];
+  int n = std::vsnprintf(line, sizeof line, format, args);
+  std::string_view s(line, n > 0 ? std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1) : 0);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  if (!s.empty()) libbpf_last_message() = std::string(s);
+  return 0;
+}
+
+std::string libbpf_error(std::string_view what, int rc) {
+  std::string m = std::string(what) + ": " + std::strerror(rc < 0 ? -rc : rc);
+  if (!libbpf_last_message().empty()) m += " (libbpf: " + libbpf_last_message() + ")";
+  return m;
+}
+
+struct SkelDelete {
+  void operator()(uprof_capture* s) const { uprof_capture__destroy(s); }
+};
+struct LinkDelete {
+  void operator()(bpf_link* l) const { bpf_link__destroy(l); }
+};
+struct RingDelete {
+  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
+};
+using Skel = std::unique_ptr<uprof_capture, SkelDelete>;
+using Link = std::unique_ptr<bpf_link, LinkDelete>;
+
+std::size_t pow2_at_least(std::size_t n) {
+  std::size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+uint32_t thread_count(pid_t pid) {
+  std::error_code ec;
+  uint32_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    n++;
+  return n ? n : 1;
+}
+
+class BpfEngine final : public CaptureEngine {
+ public:
+  BpfEngine(const CapturePlan& plan, const CaptureTarget& target, Skel skel, std::vector<UniqueFd> probe_fds,
+            std::vector<Link> task_links, std::vector<bool> texts)
+      : plan_(plan), target_(target), skel_(std::move(skel)), probe_fds_(std::move(probe_fds)),
+        task_links_(std::move(task_links)), converter_(plan), plan_texts_(std::move(texts)) {}
+
+  std::string_view name() const override { return "bpf"; }
+  std::size_t cpus() const override { return 1; }
+
+  Status start() override {
+    if (!target_.system_wide && target_.pid > 0) {
+      uint32_t tgid = static_cast<uint32_t>(target_.pid);
+      uprof_bpf_task t{.threads = target_.start_on_exec ? 1u : thread_count(target_.pid),
+                       .active = target_.start_on_exec ? 0u : 1u};
+      if (bpf_map_update_elem(bpf_map__fd(skel_->maps.tasks), &tgid, &t, BPF_ANY) != 0)
+        return err("bpf engine: adding pid ", tgid, " to the followed processes: ", std::strerror(errno));
+    }
+    for (std::size_t i = 0; i < probe_fds_.size(); i++) {
+      LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = i);
+      // A probe that reads strings has a program of its own (uprof_capture.bpf.c).
+      bpf_program* prog = plan_texts_[i] ? skel_->progs.uprof_hit_text : skel_->progs.uprof_hit;
+      bpf_link* l = bpf_program__attach_perf_event_opts(prog, probe_fds_[i].get(), &opts);
+      if (!l) {
+        const ProbeCapture& p = plan_.probes[i];
+        return err("bpf engine: attaching the program to ", p.path, " @ ", hex(p.file_offset), ": ",
+                   libbpf_error("attach", errno));
+      }
+      probe_fds_[i].release();  // the link closes it
+      probe_links_.emplace_back(l);
+    }
+    set_running(true);
+    return ok();
+  }
+
+  Result<CaptureResult> capture(const StopCondition& stop, const CaptureSink& sink) override {
+    std::unique_ptr<ring_buffer, RingDelete> rb(
+        ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfEngine::on_record, this, nullptr));
+    if (!rb) return err(libbpf_error("bpf engine: opening the ring buffer", errno));
+    EventOrderer order;
+    order_ = &order;
+    auto pass = [&]() -> Result<int> {
+      order.pass_started(monotonic_ns());
+      int n = ring_buffer__consume(rb.get());
+      if (!record_error_.ok()) return std::move(record_error_).take_error();
+      if (n < 0) return err(libbpf_error("bpf engine: reading the ring buffer", n));
+      UPROF_TRY(order.pass_ended(sink.write));
+      UPROF_TRY(sink.flush());
+      return n;
+    };
+    const int fds[] = {bpf_map__fd(skel_->maps.events)};
+    UPROF_ASSIGN(StopWaiter waiter, StopWaiter::open(stop, fds));
+    CaptureResult r;
+    for (;;) {
+      bool ready = false;
+      UPROF_ASSIGN(std::optional<StopReason> reason, waiter.wait(kPollMs, ready));
+      if (reason) {
+        r.stop_reason = *reason;
+        break;
+      }
+      UPROF_TRY(pass());
+    }
+    // Stop every probe at once, then read what is left; detaching them one by one
+    // takes long enough for many calls to lose their entry or their return.
+    set_running(false);
+    probe_links_.clear();
+    task_links_.clear();
+    for (;;) {
+      UPROF_ASSIGN(int n, pass());
+      if (n == 0) break;
+    }
+    UPROF_TRY(order.flush_all(sink.write));
+    order_ = nullptr;
+
+    r.samples = converter_.samples();
+    r.missing_values = converter_.missing_values();
+    r.late = order.late();
+    r.per_probe.resize(plan_.probes.size());
+    const int ncpu = libbpf_num_possible_cpus();
+    if (ncpu <= 0) return err(libbpf_error("bpf engine: counting CPUs", ncpu));
+    std::vector<uprof_bpf_counts> per_cpu(static_cast<std::size_t>(ncpu));
+    for (uint32_t i = 0; i < r.per_probe.size(); i++) {
+      if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counts), &i, per_cpu.data()) != 0)
+        return err("bpf engine: reading probe ", i, "'s counts: ", std::strerror(errno));
+      ProbeAccount& a = r.per_probe[i];
+      a.recorded = converter_.recorded()[i];
+      for (const auto& c : per_cpu) {
+        a.hits += c.hits;
+        a.dropped += c.dropped;
+      }
+    }
+    std::vector<uint64_t> drops(static_cast<std::size_t>(ncpu));
+    const uint32_t zero = 0;
+    if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.task_drops), &zero, drops.data()) != 0)
+      return err("bpf engine: reading the task records' drops: ", std::strerror(errno));
+    for (uint64_t d : drops) r.task_dropped += d;
+    return r;
+  }
+
+ private:
+  static constexpr int kPollMs = 100;
+
+  void set_running(bool on) {
+    __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
+  }
+
+  static int on_record(void* self_ptr, void* data, size_t size) {
+    auto* self = static_cast<BpfEngine*>(self_ptr);
+    auto e = self->converter_.convert(std::span(static_cast<const std::byte*>(data), size));
+    if (!e) {
+      self->record_error_ = std::move(e).take_error();
+      return -1;
+    }
+    self->order_->push(e->cpu, std::move(e->event));
+    return 0;
+  }
+
+  const CapturePlan& plan_;
+  CaptureTarget target_;
+  Skel skel_;
+  std::vector<UniqueFd> probe_fds_;
+  std::vector<Link> task_links_;
+  std::vector<Link> probe_links_;
+  BpfRecordConverter converter_;
+  std::vector<bool> plan_texts_;  // per probe: it reads strings (the uprof_hit_text program)
+  EventOrderer* order_ = nullptr;
+  Status record_error_ = ok();
+};
+
+}  // namespace
+
+Status bpf_engine_supported() {
+  const char* pretend = std::getenv("UPROF_BPF_PRETEND");
+  std::string_view p = pretend ? pretend : "";
+  libbpf_set_print(keep_libbpf_message);
+  if (p == "no-bpf" || libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_KPROBE, nullptr) <= 0)
+    return err("the kernel cannot load BPF programs on uprobes (bpf(): ",
+               p == "no-bpf" ? "pretended absent by UPROF_BPF_PRETEND" : std::strerror(errno), ")");
+  if (p == "no-ringbuf" || libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) <= 0)
+    return err("the kernel has no BPF ring buffer (Linux 5.8+)",
+               p == "no-ringbuf" ? " (pretended absent by UPROF_BPF_PRETEND)" : "");
+  if (p == "no-cookie" || libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, nullptr) <= 0)
+    return err("the kernel has no bpf_get_attach_cookie for uprobes (Linux 5.15+)",
+               p == "no-cookie" ? " (pretended absent by UPROF_BPF_PRETEND)" : "");
+  return ok();
+}
+
+Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, const CaptureTarget& target,
+                                                       const BpfEngineOptions& options) {
+  UPROF_TRY(bpf_engine_supported());
+  UPROF_ASSIGN(std::vector<uprof_bpf_probe> table, bpf_capture_table(plan));
+  UPROF_ASSIGN(UprobePmu pmu, read_uprobe_pmu(uprobe_pmu_dir()));
+
+  libbpf_last_message().clear();
+  Skel skel(uprof_capture__open());
+  if (!skel) return err(libbpf_error("bpf engine: opening the embedded BPF object", errno));
+  skel->rodata->follow_all = target.system_wide ? 1 : 0;
+  skel->rodata->self_tgid = static_cast<uint32_t>(::getpid());
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const std::size_t ring =
+      pow2_at_least((target.ring_pages ? target.ring_pages : kBpfDefaultRingPages) * static_cast<std::size_t>(page));
+  skel->rodata->wakeup_bytes = ring / 4;
+  const uint32_t entries = static_cast<uint32_t>(std::max<std::size_t>(1, table.size()));
+  if (bpf_map__set_max_entries(skel->maps.events, static_cast<uint32_t>(ring)) ||
+      bpf_map__set_max_entries(skel->maps.probes, entries) || bpf_map__set_max_entries(skel->maps.counts, entries))
+    return err(libbpf_error("bpf engine: sizing the maps", errno));
+  std::vector<bool> texts;
+  for (const auto& e : table) texts.push_back(e.text != 0);
+  const bool any_text = std::find(texts.begin(), texts.end(), true) != texts.end();
+  if (any_text && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, nullptr) <= 0)
+    return err("bpf engine: string values need bpf_loop (Linux 5.17+), which this kernel lacks: use --engine perf");
+  bpf_program__set_autoload(skel->progs.uprof_hit_text, any_text);
+  if (int rc = uprof_capture__load(skel.get()); rc != 0)
+    return err(libbpf_error("bpf engine: loading the BPF programs", rc));
+  for (uint32_t i = 0; i < table.size(); i++)
+    if (bpf_map_update_elem(bpf_map__fd(skel->maps.probes), &i, &table[i], BPF_ANY) != 0)
+      return err("bpf engine: writing probe ", i, "'s capture table: ", std::strerror(errno));
+
+  // The probes' events, opened now so that a bad path or offset fails before the
+  // workload runs; the program is attached (and the event enabled) by start().
+  std::vector<UniqueFd> fds;
+  for (const ProbeCapture& p : plan.probes) {
+    UprobeTarget t{.path = p.path, .offset = p.file_offset, .is_return = p.is_return,
+                   .ref_ctr_offset = p.ref_ctr_offset};
+    UPROF_TRY(check_uprobe_target(pmu, t));
+    UPROF_ASSIGN(UniqueFd fd, open_perf_event(build_bpf_uprobe_attr(pmu, t), -1, 0, -1, PERF_FLAG_FD_CLOEXEC, &t));
+    fds.push_back(std::move(fd));
+  }
+  // The probes fire in every process that runs the probed code, and the program drops
+  // the others' hits; for a library that is what a hit costs, in every process.
+  if (!target.system_wide && options.on_note) {
+    std::error_code ec;
+    std::vector<std::string> said;
+    for (const ProbeCapture& p : plan.probes) {
+      bool own = !options.workload_file.empty() && std::filesystem::equivalent(p.path, options.workload_file, ec);
+      if (own || std::find(said.begin(), said.end(), p.path) != said.end()) continue;
+      said.push_back(p.path);
+      options.on_note("note: " + p.path + " is mapped by other processes too: while uprof records, each "
+                      "call of a probed function in any of them takes the probe's trap (about a probe hit's cost; "
+                      "--engine perf confines the probes to the workload, but misses children forked many at once)");
+    }
+  }
+  std::vector<Link> task_links;
+  const std::pair<bpf_program*, const char*> tracepoints[] = {
+      {skel->progs.uprof_fork, "sched_process_fork"},
+      {skel->progs.uprof_exit, "sched_process_exit"},
+      {skel->progs.uprof_exec, "sched_process_exec"},
+      {skel->progs.uprof_rename, "task_rename"},
+  };
+  for (auto [prog, name] : tracepoints) {
+    bpf_link* l = bpf_program__attach_raw_tracepoint(prog, name);
+    if (!l) return err(libbpf_error(std::string("bpf engine: attaching to the tracepoint ") + name, errno));
+    task_links.emplace_back(l);
+  }
+  return std::unique_ptr<CaptureEngine>(
+      std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds), std::move(task_links), std::move(texts)));
+}
+
+}  // namespace uprof

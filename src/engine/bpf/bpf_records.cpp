@@ -1,0 +1,99 @@
+#include "uprof/engine/bpf/bpf_records.h"
+
+#include <bit>
+#include <cstring>
+
+#include "uprof/engine/bpf/bpf_capture_abi.h"
+#include "uprof/model/string_value.h"
+#include "uprof/util/byte_reader.h"
+
+namespace uprof {
+
+namespace {
+
+// A HIT_TEXT record's strings: slot i holds offset << 32 | bytes copied with the NUL,
+// into the text after the values; they move to e.text (model/string_value.h).
+Status take_strings(const ProbeCapture& probe, ByteReader& r, Event& e) {
+  auto text = r.bytes(std::min<std::size_t>(r.remaining(), UPROF_BPF_TEXT_BYTES + UPROF_BPF_MAX_STRING));
+  std::string_view all(reinterpret_cast<const char*>(text->data()), text->size());
+  const auto raw = e.values;
+  e.text.clear();
+  for (unsigned i = 0; i < e.nvalues; i++) {
+    if (!probe.values[i].is_string() || (e.missing >> i & 1)) continue;
+    const uint64_t off = raw[i] >> 32, copied = raw[i] & 0xffffffff;
+    if (copied == 0 || off > all.size() || copied > all.size() - off)
+      return err("BPF record: probe ", probe.probe, " string ", i, " at ", off, "+", copied, ", past its ", all.size(),
+                 " text bytes");
+    const std::size_t len = copied - 1, max = probe.values[i].string_max;  // without the NUL
+    put_string_value(e, i, all.substr(off, std::min(len, max)), len > max);
+  }
+  return ok();
+}
+
+}  // namespace
+
+BpfRecordConverter::BpfRecordConverter(const CapturePlan& plan) : plan_(plan), recorded_(plan.probes.size(), 0) {}
+
+Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) {
+  ByteReader r(record);
+  auto h = r.read<uprof_bpf_record>();
+  if (!h) return err("BPF record: ", record.size(), " bytes, shorter than its ", sizeof(uprof_bpf_record), "-byte header");
+  if (h->nvalues > kMaxValues) return err("BPF record: ", unsigned{h->nvalues}, " values, more than ", kMaxValues);
+  // A hit with strings carries every slot, then its text.
+  const std::size_t slots = h->kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
+  auto values = r.bytes(slots * 8);
+  if (!values)
+    return err("BPF record: ", unsigned{h->nvalues}, " values need ", slots * 8,
+               " bytes at byte ", r.offset(), ", the record has ", r.remaining());
+  BpfEvent out;
+  out.cpu = h->cpu;
+  Event& e = out.event;
+  e.pid = h->pid;
+  e.tid = h->tid;
+  e.time = h->time;
+  switch (h->kind) {
+    case UPROF_BPF_HIT:
+    case UPROF_BPF_HIT_TEXT: {
+      if (h->probe >= plan_.probes.size())
+        return err("BPF record: probe ", h->probe, ", beyond the plan's ", plan_.probes.size());
+      const ProbeCapture& probe = plan_.probes[h->probe];
+      if (h->nvalues != probe.values.size())
+        return err("BPF record: probe ", h->probe, " has ", probe.values.size(), " values, the record ",
+                   unsigned{h->nvalues});
+      e.kind = EventKind::Sample;
+      e.probe = h->probe;
+      e.nvalues = h->nvalues;
+      std::memcpy(e.values.data(), values->data(), values->size());
+      for (std::size_t i = 0; i < e.nvalues; i++)
+        if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
+      e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
+      if (h->kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
+      missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
+      finish_sample(probe, e);
+      recorded_[h->probe]++;
+      samples_++;
+      break;
+    }
+    case UPROF_BPF_FORK:
+      if (h->nvalues < 2) return err("BPF record: a fork without its parent");
+      e.kind = EventKind::Fork;
+      std::memcpy(e.values.data(), values->data(), 16);
+      e.nvalues = 2;
+      break;
+    case UPROF_BPF_EXIT:
+      e.kind = EventKind::Exit;
+      break;
+    case UPROF_BPF_COMM: {
+      if (h->nvalues < 2) return err("BPF record: a comm without its name");
+      const char* name = reinterpret_cast<const char*>(values->data());
+      e.kind = EventKind::Comm;
+      e.comm.assign(name, strnlen(name, 16));
+      break;
+    }
+    default:
+      return err("BPF record: unknown kind ", unsigned{h->kind});
+  }
+  return out;
+}
+
+}  // namespace uprof

@@ -1,0 +1,111 @@
+#include "uprof/engine/perf/perf_engine.h"
+
+#include "uprof/attach/stale_uprobes.h"
+#include "uprof/drain/event_order.h"
+#include "uprof/engine/perf/perf_fetch_args.h"
+#include "uprof/engine/perf/perf_records.h"
+#include "uprof/util/clock.h"
+
+namespace uprof {
+namespace {
+
+class PerfEngine final : public CaptureEngine {
+ public:
+  PerfEngine(const CapturePlan& plan, EventSet events, bool explicit_start, uint64_t start_time)
+      : plan_(plan), events_(std::move(events)), explicit_start_(explicit_start), converter_(plan, start_time) {
+    for (const auto& ident : events_.identities())
+      converter_.add_id(ident.id, ident.probe ? std::optional<uint32_t>(ident.probe->probe) : std::nullopt,
+                        *ident.attr);
+  }
+
+  std::string_view name() const override { return "perf"; }
+  const std::vector<TraceField>& raw_fields(std::size_t probe) const { return events_.raw_fields(probe); }
+  void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) { converter_.set_raw_layout(probe, std::move(layout)); }
+  std::size_t cpus() const override { return events_.cpus().size(); }
+  Status start() override { return explicit_start_ ? events_.enable() : ok(); }
+
+  Result<CaptureResult> capture(const StopCondition& stop, const CaptureSink& sink) override {
+    // One lane per ring: each ring is in time order on its own, and the orderer
+    // merges them (drain/event_order.h says how late an event may be).
+    EventOrderer order;
+    auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
+      UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec));
+      if (e) order.push(ring, std::move(*e));
+      return ok();
+    };
+    DrainLoopOptions dopts;
+    dopts.on_pass_start = [&] { order.pass_started(monotonic_ns()); };
+    dopts.on_pass_end = [&]() -> Status {
+      UPROF_TRY(order.pass_ended(sink.write));
+      return sink.flush();
+    };
+    UPROF_ASSIGN(DrainLoopResult loop,
+                 run_drain_loop(events_.rings(), stop, on_record, [&] { return events_.disable(); }, dopts));
+    UPROF_TRY(order.flush_all(sink.write));
+
+    CaptureResult r;
+    r.stop_reason = loop.reason;
+    r.samples = converter_.samples();
+    r.missing_values = converter_.missing_values();
+    r.late = order.late();
+    r.per_probe.resize(plan_.probes.size());
+    for (std::size_t i = 0; i < r.per_probe.size(); i++) {
+      r.per_probe[i].recorded = converter_.recorded()[i];
+      r.per_probe[i].dropped = converter_.lost_records()[i];
+    }
+    UPROF_ASSIGN(auto counts, events_.counts());
+    for (const KernelCounts& c : counts) {
+      if (c.probe >= r.per_probe.size()) continue;
+      r.per_probe[c.probe].hits = c.hits;
+      // The counter's figure when the kernel has one: PERF_RECORD_LOST misses the
+      // drops at the end (the ring was still full when the workload ended).
+      if (c.lost) r.per_probe[c.probe].dropped = *c.lost;
+    }
+    return r;
+  }
+
+ private:
+  const CapturePlan& plan_;
+  EventSet events_;
+  bool explicit_start_;
+  PerfRecordConverter converter_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan, const CaptureTarget& target,
+                                                        const PerfEngineOptions& options) {
+  std::string tracefs_dir;
+  if (options.backend == ProbeBackend::Tracefs) {
+    UPROF_ASSIGN(tracefs_dir, find_tracefs());
+    auto cleaned = remove_stale_uprof_probes(tracefs_dir);
+    if (options.on_note) {
+      if (!cleaned) options.on_note(cleaned.error().message);
+      else for (const auto& line : describe_cleanup(*cleaned, tracefs_dir)) options.on_note(line);
+    }
+  }
+  EventSetOptions eo;
+  eo.backend = options.backend;
+  eo.tracefs_dir = tracefs_dir;
+  eo.pmu_dir = uprobe_pmu_dir();
+  const bool on_exec = target.start_on_exec && !target.system_wide;
+  eo.start = on_exec ? StartMode::OnExec : StartMode::Explicit;
+  eo.ring_data_pages = target.ring_pages ? target.ring_pages : kPerfDefaultRingPages;
+  eo.track_tasks = true;
+  // Values in memory become tracefs fetch arguments, decoded from each sample's raw data.
+  std::vector<std::vector<FetchArg>> fetch(plan.probes.size());
+  for (std::size_t i = 0; i < plan.probes.size(); i++) {
+    UPROF_ASSIGN(fetch[i], perf_fetch_args(plan.probes[i], arch_info(plan.arch)));
+    eo.fetch_args.push_back(fetch_arg_definitions(fetch[i]));
+  }
+  UPROF_ASSIGN(EventSet events, EventSet::open(plan.probes, target.system_wide ? -1 : target.pid, eo));
+  auto engine = std::make_unique<PerfEngine>(plan, std::move(events), !on_exec, options.start_time);
+  for (std::size_t i = 0; i < plan.probes.size(); i++) {
+    if (fetch[i].empty()) continue;
+    UPROF_ASSIGN(std::vector<RawSlot> layout, raw_layout(fetch[i], engine->raw_fields(i), plan.probes[i]));
+    engine->set_raw_layout(static_cast<uint32_t>(i), std::move(layout));
+  }
+  return std::unique_ptr<CaptureEngine>(std::move(engine));
+}
+
+}  // namespace uprof

@@ -1,0 +1,84 @@
+#include "uprof/engine/perf/perf_records.h"
+
+#include "uprof/drain/sample_values.h"
+
+#include <bit>
+
+namespace uprof {
+
+PerfRecordConverter::PerfRecordConverter(const CapturePlan& plan, uint64_t start_time)
+    : plan_(plan),
+      arch_(arch_info(plan.arch)),
+      recorded_(plan.probes.size()),
+      lost_records_(plan.probes.size()),
+      last_time_(start_time),
+      raw_layouts_(plan.probes.size()) {}
+
+void PerfRecordConverter::set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) {
+  if (probe < raw_layouts_.size()) raw_layouts_[probe] = std::move(layout);
+}
+
+void PerfRecordConverter::add_id(uint64_t id, std::optional<uint32_t> probe, const perf_event_attr& attr) {
+  ids_[id] = IdInfo{probe.value_or(kNoProbe), sample_format(attr, arch_)};
+}
+
+Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::byte> rec) {
+  using Out = std::optional<Event>;
+  UPROF_ASSIGN(perf_event_header h, decode_header(rec));
+  if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST && h.type != PERF_RECORD_COMM &&
+      h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT)
+    return Out{};
+  UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
+  if (!id) return Out{};
+  auto it = ids_.find(*id);
+  if (it == ids_.end()) return err("record: a ", record_type_name(h.type), " of unknown event id ", *id);
+  const IdInfo& info = it->second;
+  if (info.probe != kNoProbe && info.probe >= plan_.probes.size())
+    return err("record: event id ", *id, " samples probe ", info.probe, ", beyond the plan's ", plan_.probes.size());
+
+  Event e;
+  if (h.type == PERF_RECORD_COMM) {
+    UPROF_ASSIGN(CommRecord c, decode_comm(rec, info.format));
+    e.kind = EventKind::Comm;
+    e.pid = c.pid;
+    e.tid = c.tid;
+    e.comm = std::move(c.comm);
+    e.time = c.sample_id ? c.sample_id->time : last_time_;
+  } else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
+    UPROF_ASSIGN(TaskRecord t, decode_task(rec, info.format));
+    e.kind = t.exit ? EventKind::Exit : EventKind::Fork;
+    e.pid = t.pid;
+    e.tid = t.tid;
+    e.time = t.time;
+    if (!t.exit) {
+      e.values[0] = t.ppid;
+      e.values[1] = t.ptid;
+      e.nvalues = 2;
+    }
+  } else if (h.type == PERF_RECORD_SAMPLE) {
+    if (info.probe == kNoProbe) return Out{};  // the side band does not sample
+    UPROF_ASSIGN(Sample s, decode_sample(rec, info.format));
+    e.kind = EventKind::Sample;
+    e.probe = info.probe;
+    e.pid = s.pid;
+    e.tid = s.tid;
+    e.time = s.time;
+    extract_values(s, plan_.probes[info.probe].values, arch_.sp_reg, e);
+    if (!raw_layouts_[info.probe].empty()) apply_raw(raw_layouts_[info.probe], s.raw, e);
+    missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
+    finish_sample(plan_.probes[info.probe], e);
+    recorded_[info.probe]++;
+    samples_++;
+    last_time_ = s.time;
+  } else {
+    UPROF_ASSIGN(LostRecord l, decode_lost(rec, info.format));
+    e.kind = EventKind::Lost;
+    e.probe = info.probe;  // UINT32_MAX for the side band's: no probe lost a sample
+    e.lost = l.lost;
+    e.time = l.sample_id ? l.sample_id->time : last_time_;
+    if (info.probe != kNoProbe) lost_records_[info.probe] += l.lost;
+  }
+  return Out{std::move(e)};
+}
+
+}  // namespace uprof

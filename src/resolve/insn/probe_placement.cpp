@@ -1,0 +1,154 @@
+#include "uprof/resolve/insn/probe_placement.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "uprof/util/hex.h"
+
+namespace uprof {
+namespace {
+
+bool fast(InsnClass c) { return c == InsnClass::Emulated || c == InsnClass::Optimized; }
+
+std::string reg_names(Arch arch, uint64_t mask) {
+  std::string s;
+  const ArchInfo& a = arch_info(arch);
+  for (unsigned i = 0; i < 64; i++)
+    if (mask & (1ull << i))
+      if (const RegInfo* r = find_reg_by_perf_index(a, i)) s += (s.empty() ? "%" : ", %") + std::string(r->name);
+  return s;
+}
+
+constexpr std::size_t kMaxTableEntries = 4096;
+
+// The targets of the function's jump tables that can be seen (x86-64): a table of int32
+// offsets from an address the function takes with `lea X(%rip)` (gcc and clang, PIC),
+// or of 8-byte addresses that `jmp *X(,%reg,8)` indexes (non-PIC); entries are read
+// while they land inside the function. nullopt when the function jumps indirectly and
+// no table is seen.
+std::optional<std::set<uint64_t>> jump_table_targets(const std::vector<DecodedInsn>& insns, const PlacementInput& in) {
+  bool indirect = false;
+  std::set<uint64_t> targets;
+  bool tables = false;
+  const uint64_t lo = in.function_vaddr, hi = in.function_vaddr + in.code.size();
+  auto inside = [&](uint64_t a) { return a >= lo && a < hi; };
+  for (const auto& insn : insns) indirect |= insn.indirect_jump;
+  if (!indirect) return targets;
+  if (!in.read) return std::nullopt;
+  for (const auto& insn : insns) {
+    if (insn.absolute_table) {
+      tables = true;
+      for (std::size_t i = 0; i < kMaxTableEntries; i++) {
+        auto b = in.read(*insn.absolute_table + 8 * i, 8);
+        if (!b || b->size() != 8) break;
+        uint64_t t;
+        std::memcpy(&t, b->data(), 8);
+        if (!inside(t)) break;
+        targets.insert(t);
+      }
+    } else if (insn.rip_address && !inside(*insn.rip_address)) {
+      const uint64_t base = *insn.rip_address;
+      for (std::size_t i = 0; i < kMaxTableEntries; i++) {
+        auto b = in.read(base + 4 * i, 4);
+        if (!b || b->size() != 4) break;
+        int32_t e;
+        std::memcpy(&e, b->data(), 4);
+        uint64_t t = base + static_cast<uint64_t>(static_cast<int64_t>(e));
+        if (!inside(t)) break;
+        tables = true;
+        targets.insert(t);
+      }
+    }
+  }
+  if (!tables) return std::nullopt;
+  return targets;
+}
+
+}  // namespace
+
+Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
+  const Arch arch = decoder.arch();
+  Placement out;
+  out.at_symbol = classify_insn(arch, in.code, in.function_file_offset);
+  out.at_site = out.at_symbol;
+  if (fast(out.at_symbol.cls)) return out;
+  auto keep = [&](std::string why) {
+    out.kept_because = std::move(why);
+    return out;
+  };
+
+  uint64_t lr_bit = 0;
+  if (arch == Arch::Arm64 && in.has_return_probe) {
+    if (const RegInfo* lr = find_reg_by_name(arch_info(arch), "x30")) lr_bit = 1ull << lr->perf_index;
+  }
+  std::string skipped;
+  std::size_t at = 0;
+  std::optional<std::size_t> site;
+  for (std::size_t n = 0; n <= kMaxSkipped && at < in.code.size(); n++) {
+    auto insn = decoder.decode(in.code.subspan(at), in.function_vaddr + at);
+    if (!insn) return keep("+" + hex(at) + " does not decode");
+    if (at > 0) {
+      InsnInfo here = classify_insn(arch, in.code.subspan(at), in.function_file_offset + at);
+      if (fast(here.cls)) {
+        out.at_site = here;
+        site = at;
+        break;
+      }
+    }
+    if (n == kMaxSkipped || at + insn->length > kWindowBytes)
+      return keep("no emulated or optimized instruction within " + std::to_string(kMaxSkipped) + " instructions");
+    const std::string what = "+" + hex(at) + " " + insn->text;
+    if (insn->changes_flow) return keep(what + " changes control flow");
+    if (decoder.writes_sp(*insn)) return keep(what + " writes the stack pointer");
+    if (insn->writes_memory) return keep(what + " writes memory");
+    if (uint64_t w = insn->regs_written & in.regs_read)
+      return keep(what + " writes " + reg_names(arch, w) + ", which the probe reads");
+    if (insn->regs_written & lr_bit)
+      return keep(what + " writes %x30, the return address that the return probe replaces");
+    skipped += (skipped.empty() ? "" : "; ") + insn->text;
+    at += insn->length;
+  }
+  if (!site) return keep("no emulated or optimized instruction within the function");
+
+  // Nothing may land inside the stretch the probe no longer covers.
+  const uint64_t lo = in.function_vaddr, hi = in.function_vaddr + *site;
+  if (in.branch_targets_in && in.branch_targets_in(lo, hi))
+    return keep("a branch of the file targets an instruction in (+0, +" + hex(*site) + "]");
+  std::vector<DecodedInsn> insns;
+  decoder.each(in.code, in.function_vaddr, [&](const DecodedInsn& i) { insns.push_back(i); });
+  auto tables = jump_table_targets(insns, in);
+  if (!tables) return keep("it jumps through a register or memory, and no jump table of it can be read");
+  for (uint64_t t : *tables)
+    if (t > lo && t <= hi) return keep("its jump table targets +" + hex(t - lo));
+  out.offset = *site;
+  out.skipped = skipped;
+  return out;
+}
+
+std::string describe_move(const Placement& p) {
+  if (!p.moved()) return "";
+  return p.skipped + " (" + std::string(to_string(p.at_symbol.cls)) + ") -> +" + hex(p.offset);
+}
+
+Status check_boundary(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t offset,
+                      const std::string& function) {
+  if (decoder.arch() == Arch::Arm64) return ok();  // fixed width: the alignment check covers it
+  uint64_t at = 0;
+  while (at < code.size()) {
+    auto insn = decoder.decode(code.subspan(at), at);
+    if (!insn) break;
+    if (at == offset) return ok();
+    if (offset > at && offset < at + insn->length)
+      return err(function, "+", hex(offset), " is inside the instruction at ", function, "+", hex(at), " (",
+                 insn->text, ", ", int(insn->length), " bytes): the nearest boundaries are ", function, "+", hex(at),
+                 " and ", function, "+", hex(at + insn->length), "; --force probes it as given");
+    at += insn->length;
+    if (at > offset) break;
+  }
+  if (offset < at) return ok();
+  return err(function, "+", hex(offset), ": the instructions of ", function, " cannot be decoded up to it (they stop at +",
+             hex(at), "); --force probes it as given");
+}
+
+}  // namespace uprof

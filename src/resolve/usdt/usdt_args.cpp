@@ -1,0 +1,242 @@
+#include "uprof/resolve/usdt/usdt_args.h"
+
+#include <array>
+#include <charconv>
+
+namespace uprof {
+namespace {
+
+// x86-64 register names narrower than 64 bits, and the register whose low bytes
+// they are (by its name in arch.h). gcc names the register at the operand's size:
+// an int in rax is "-4@%eax", a short "-2@%ax", a char "1@%al".
+struct SubReg {
+  std::string_view name;
+  std::string_view reg;
+};
+constexpr std::array<SubReg, 56> kX86SubRegs{{
+    {"eax", "ax"},   {"ax", "ax"},    {"al", "ax"},    {"ebx", "bx"},   {"bx", "bx"},    {"bl", "bx"},
+    {"ecx", "cx"},   {"cx", "cx"},    {"cl", "cx"},    {"edx", "dx"},   {"dx", "dx"},    {"dl", "dx"},
+    {"esi", "si"},   {"si", "si"},    {"sil", "si"},   {"edi", "di"},   {"di", "di"},    {"dil", "di"},
+    {"ebp", "bp"},   {"bp", "bp"},    {"bpl", "bp"},   {"esp", "sp"},   {"sp", "sp"},    {"spl", "sp"},
+    {"r8d", "r8"},   {"r8w", "r8"},   {"r8b", "r8"},   {"r9d", "r9"},   {"r9w", "r9"},   {"r9b", "r9"},
+    {"r10d", "r10"}, {"r10w", "r10"}, {"r10b", "r10"}, {"r11d", "r11"}, {"r11w", "r11"}, {"r11b", "r11"},
+    {"r12d", "r12"}, {"r12w", "r12"}, {"r12b", "r12"}, {"r13d", "r13"}, {"r13w", "r13"}, {"r13b", "r13"},
+    {"r14d", "r14"}, {"r14w", "r14"}, {"r14b", "r14"}, {"r15d", "r15"}, {"r15w", "r15"}, {"r15b", "r15"},
+    {"r8l", "r8"},   {"r9l", "r9"},   {"r10l", "r10"}, {"r11l", "r11"}, {"r12l", "r12"}, {"r13l", "r13"},
+    {"r14l", "r14"}, {"r15l", "r15"},
+}};
+
+// "-4@112(%rsp)" -> "usdt: argument '-4@112(%rsp)': WHAT"
+template <class... Parts>
+Error arg_error(std::string_view text, Parts&&... what) {
+  return err("usdt: argument '", text, "': ", std::forward<Parts>(what)...);
+}
+
+void skip_spaces(std::string_view& s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+}
+
+bool eat(std::string_view& s, char c) {
+  if (s.empty() || s.front() != c) return false;
+  s.remove_prefix(1);
+  return true;
+}
+
+// A signed integer at the front of `s`, decimal or 0x hex: "112", "-8", "0x10".
+// Consumes it; nullopt (and `s` untouched) when `s` does not start with one.
+std::optional<int64_t> take_int(std::string_view& s) {
+  std::string_view t = s;
+  bool neg = eat(t, '-');
+  if (!neg) eat(t, '+');
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    base = 16;
+    t.remove_prefix(2);
+  }
+  uint64_t mag = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), mag, base);
+  if (ec != std::errc() || end == t.data()) return std::nullopt;
+  // -9223372036854775808 fits; anything beyond wraps as the assembler's 64-bit value would.
+  int64_t v = static_cast<int64_t>(neg ? 0 - mag : mag);
+  s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+  return v;
+}
+
+// A register name at the front of `s` (letters and digits), consumed.
+std::string_view take_name(std::string_view& s) {
+  std::size_t n = 0;
+  while (n < s.size() && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9'))) n++;
+  auto name = s.substr(0, n);
+  s.remove_prefix(n);
+  return name;
+}
+
+// An x86-64 register operand without its '%': "rbp", "eax", "r12d" -> perf index.
+Result<uint8_t> x86_reg(std::string_view text, std::string_view name) {
+  // %ah..%dh are bits 8-15 of their register: no perf register holds them as the
+  // low bytes a size-1 read takes, so they would read the wrong byte.
+  if (name == "ah" || name == "bh" || name == "ch" || name == "dh")
+    return arg_error(text, "high-byte register '%", name, "' is not supported");
+  const ArchInfo& a = arch_info(Arch::X86_64);
+  std::string_view canon = name;
+  for (const auto& s : kX86SubRegs)
+    if (s.name == name) canon = s.reg;
+  const RegInfo* r = find_reg_by_name(a, canon);
+  // The segment registers and flags are in the table for samples, never an operand.
+  if (!r || (r->perf_index >= 9 && r->perf_index <= 15))
+    return arg_error(text, "unknown register '%", name, "' (x86_64)");
+  return r->perf_index;
+}
+
+// "%rbp" at the front of `s`, consumed.
+Result<uint8_t> take_x86_reg(std::string_view text, std::string_view& s) {
+  if (!eat(s, '%')) return arg_error(text, "expected a register at '", s, "'");
+  auto name = take_name(s);
+  if (name.empty()) return arg_error(text, "expected a register name after '%'");
+  return x86_reg(text, name);
+}
+
+Result<UsdtLocation> parse_x86_operand(std::string_view text, std::string_view s) {
+  // 4@$5, -4@$-1: an immediate.
+  if (eat(s, '$')) {
+    auto v = take_int(s);
+    if (!v || !s.empty()) return arg_error(text, "unknown form: the constant is not an integer");
+    return UsdtLocation{UsdtConstant{*v}};
+  }
+  // 8@%rbp, -4@%eax: a register.
+  if (s.starts_with('%')) {
+    UPROF_ASSIGN(uint8_t reg, take_x86_reg(text, s));
+    if (!s.empty()) return arg_error(text, "unknown form: '", s, "' after the register");
+    return UsdtLocation{UsdtRegister{reg}};
+  }
+  // Memory: -4@112(%rsp), 8@-8(%rbp), 8@(%rax), 8@(%rax,%rdx,8), 8@16(%rax,%rdx,8).
+  // The displacement is a number; a symbol (8@counter(%rip)) is not supported yet.
+  UsdtMemory m;
+  if (!s.starts_with('(')) {
+    auto off = take_int(s);
+    if (!off || !s.starts_with('(')) return arg_error(text, "unknown form");
+    m.offset = *off;
+  }
+  eat(s, '(');
+  skip_spaces(s);
+  // 8@(,%rdx,8): no base register, an absolute address; gcc only emits it for
+  // non-PIC code's arrays, and it needs a symbol's address to mean anything.
+  if (s.starts_with(',')) return arg_error(text, "unknown form: an index without a base register");
+  UPROF_ASSIGN(m.base, take_x86_reg(text, s));
+  skip_spaces(s);
+  if (eat(s, ',')) {
+    skip_spaces(s);
+    UPROF_ASSIGN(uint8_t index, take_x86_reg(text, s));
+    m.index = index;
+    skip_spaces(s);
+    // (%rax,%rdx) has scale 1; (%rax,%rdx,8) scale 8.
+    if (eat(s, ',')) {
+      skip_spaces(s);
+      auto scale = take_int(s);
+      if (!scale || (*scale != 1 && *scale != 2 && *scale != 4 && *scale != 8))
+        return arg_error(text, "the scale must be 1, 2, 4 or 8");
+      m.scale = static_cast<uint8_t>(*scale);
+      skip_spaces(s);
+    }
+  }
+  if (!eat(s, ')') || !s.empty()) return arg_error(text, "unknown form: expected ')' at the end");
+  return UsdtLocation{m};
+}
+
+// An arm64 register operand: "x0".."x30", "w0".."w30" (the low half of x0..x30),
+// "sp" (and "wsp"), "fp"/"lr" as arch.h spells x29/x30.
+Result<uint8_t> arm64_reg(std::string_view text, std::string_view name) {
+  const ArchInfo& a = arch_info(Arch::Arm64);
+  std::string canon(name);
+  if (name == "wsp") canon = "sp";
+  else if (name.size() >= 2 && name[0] == 'w' && name[1] >= '0' && name[1] <= '9') canon[0] = 'x';
+  const RegInfo* r = find_reg_by_name(a, canon);
+  if (!r || r->perf_index == a.ip_reg) return arg_error(text, "unknown register '", name, "' (arm64)");
+  return r->perf_index;
+}
+
+Result<UsdtLocation> parse_arm64_operand(std::string_view text, std::string_view s) {
+  // 4@5, -4@-1: an immediate (the assembler's "#5" is printed without its '#';
+  // accept it anyway).
+  eat(s, '#');
+  if (!s.empty() && (s.front() == '-' || s.front() == '+' || (s.front() >= '0' && s.front() <= '9'))) {
+    auto v = take_int(s);
+    if (!v || !s.empty()) return arg_error(text, "unknown form: the constant is not an integer");
+    return UsdtLocation{UsdtConstant{*v}};
+  }
+  // Memory: 8@[x1], -4@[sp, 12], 8@[x1,-8], 8@[x29, #-8].
+  if (eat(s, '[')) {
+    skip_spaces(s);
+    UsdtMemory m;
+    UPROF_ASSIGN(m.base, arm64_reg(text, take_name(s)));
+    skip_spaces(s);
+    if (eat(s, ',')) {
+      skip_spaces(s);
+      eat(s, '#');
+      auto off = take_int(s);
+      // [x1, x2] (a register index) is valid assembler, but sdt.h's "o" operands
+      // never produce it.
+      if (!off) return arg_error(text, "unknown form: the offset is not an integer");
+      m.offset = *off;
+      skip_spaces(s);
+    }
+    if (!eat(s, ']') || !s.empty()) return arg_error(text, "unknown form: expected ']' at the end");
+    return UsdtLocation{m};
+  }
+  // 8@x0, -4@w1, 8@sp: a register.
+  auto name = take_name(s);
+  if (name.empty() || !s.empty()) return arg_error(text, "unknown form");
+  UPROF_ASSIGN(uint8_t reg, arm64_reg(text, name));
+  return UsdtLocation{UsdtRegister{reg}};
+}
+
+}  // namespace
+
+Result<UsdtArg> parse_usdt_arg(Arch arch, std::string_view text) {
+  // "-4@%eax": the size (negative: signed), '@', the operand.
+  std::string_view s = text;
+  auto size = take_int(s);
+  if (!size || !eat(s, '@')) return arg_error(text, "unknown form: expected SIZE@OPERAND");
+  int64_t bytes = *size < 0 ? -*size : *size;
+  if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+    return arg_error(text, "size ", *size, " is not 1, 2, 4 or 8 bytes (negative for signed)");
+  UsdtArg a;
+  a.size = static_cast<uint8_t>(bytes);
+  a.is_signed = *size < 0;
+  a.text = std::string(text);
+  if (s.empty()) return arg_error(text, "no operand after '@'");
+  auto loc = arch == Arch::Arm64 ? parse_arm64_operand(text, s) : parse_x86_operand(text, s);
+  if (!loc) return std::move(loc).take_error();
+  a.location = *loc;
+  return a;
+}
+
+std::vector<std::string_view> split_usdt_args(std::string_view args) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < args.size()) {
+    while (i < args.size() && (args[i] == ' ' || args[i] == '\t')) i++;
+    if (i == args.size()) break;
+    std::size_t start = i;
+    int depth = 0;
+    for (; i < args.size(); i++) {
+      char c = args[i];
+      if (c == '[' || c == '(') depth++;
+      else if ((c == ']' || c == ')') && depth > 0) depth--;
+      else if ((c == ' ' || c == '\t') && depth == 0) break;
+    }
+    out.push_back(args.substr(start, i - start));
+  }
+  return out;
+}
+
+Result<std::vector<UsdtArg>> parse_usdt_args(Arch arch, std::string_view args) {
+  std::vector<UsdtArg> out;
+  for (auto one : split_usdt_args(args)) {
+    UPROF_ASSIGN(UsdtArg a, parse_usdt_arg(arch, one));
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace uprof
