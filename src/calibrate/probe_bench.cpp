@@ -86,7 +86,7 @@ Result<RunFigures> record_once(const ProbeBenchOptions& o, const BenchTarget& t,
   req.output = data;
   req.plan.entry_only = mode == Mode::Entry;
   UPROF_ASSIGN(RecordingPlan plan, plan_recording(std::move(req)));
-  UPROF_ASSIGN(RecordReport rep, run_session(plan, ProbeCosts{}, SessionControl{}));
+  UPROF_ASSIGN(RecordReport rep, run_session(plan, engine, ProbeCosts{}, SessionControl{}));
   if (rep.exit_status != 0) return err("bench: the target child exited with status ", rep.exit_status);
   if (rep.engine != to_string(engine))
     return err("bench: asked for the ", to_string(engine), " engine, recorded with ", rep.engine);

@@ -10,7 +10,9 @@
 #include "command.h"
 #include "uprof/attach/privilege.h"
 #include "uprof/calibrate/record_costs.h"
+#include "uprof/engine/engine_table.h"
 #include "uprof/present/download_progress.h"
+#include "uprof/present/interval_text.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/probe_table.h"
 #include "uprof/record/recording_plan.h"
@@ -168,13 +170,9 @@ int cmd_record(int argc, char** argv) {
   req.plan.entry_only = vm.count("entry-only") > 0;
   req.plan.return_only = vm.count("return-only") > 0;
   req.capture_args = vm.count("no-args") == 0;
-  std::string engine = vm["engine"].as<std::string>();
-  if (engine == "bpf") req.engine = EngineChoice::Bpf;
-  else if (engine == "perf") req.engine = EngineChoice::Perf;
-  else if (engine == "auto") req.engine = vm["backend"].defaulted() ? EngineChoice::Auto : EngineChoice::Perf;
-  else return usage_error("record", "--engine is bpf, perf or auto");
-  if (req.engine == EngineChoice::Bpf && !vm["backend"].defaulted())
-    return usage_error("record", "--backend chooses the perf engine's probes: it does not go with --engine bpf");
+  auto choice = parse_engine_choice(vm["engine"].as<std::string>(), !vm["backend"].defaulted());
+  if (!choice) return usage_error("record", choice.error().message);
+  req.engine = *choice;
   std::string backend = vm["backend"].as<std::string>();
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
@@ -206,12 +204,11 @@ int cmd_record(int argc, char** argv) {
     return plan.error().exit_status;  // 127 or 126 for a command that cannot be run
   }
   for (const auto& line : plan->notes) note(line);
-  // The engine first: the probe costs below are that engine's. The session then opens
-  // the one named here and does not decide again.
+  // The engine first, decided here once: the probe costs below are that engine's, and
+  // the session opens the one decided here.
   auto engine_used = resolve_engine(plan->request);
   if (!engine_used) return fail(engine_used.error().message);
   if (!engine_used->note.empty()) note(engine_used->note);
-  plan->request.engine = engine_choice(engine_used->engine);
 
   // One line before the run: what the kernel does at each probe (what a hit will cost),
   // and the cost measured for this kernel and engine, which goes into the file: `uprof bench`'s,
@@ -228,9 +225,13 @@ int cmd_record(int argc, char** argv) {
   if (!costs.sites_line.empty()) std::cerr << costs.sites_line << "\n";
 
   install_handlers();
-  auto rep = run_session(*plan, costs.costs,
+  const IntervalTextOptions interval_text{.histograms = plan->request.interval_hist};
+  auto on_interval = [&interval_text](const IntervalReport& block) {
+    std::cerr << render_interval_block(block, interval_text) << std::flush;
+  };
+  auto rep = run_session(*plan, recording_engine, costs.costs,
                          SessionControl{.stop = &g_stop, .workload_pid = &g_workload, .on_note = note,
-                                        .on_interval = [](const std::string& block) { std::cerr << block << std::flush; }});
+                                        .on_interval = on_interval});
   if (!rep) {
     fail(rep.error().message);
     return rep.error().exit_status;
@@ -243,7 +244,7 @@ int cmd_record(int argc, char** argv) {
     std::cerr << "uprof: " << rep->lost << " samples were dropped because a ring buffer was full: "
               << "try a larger -m (now "
               << (plan->request.ring_pages ? std::to_string(plan->request.ring_pages) : "the default")
-              << (rep->engine == "bpf" ? " pages in the BPF ring" : " pages per CPU") << ") or fewer values\n";
+              << engine_row(recording_engine).ring_pages << ") or fewer values\n";
   if (rep->missing_values)
     std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
   if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";

@@ -44,15 +44,6 @@ void add(DrainLoopResult& r, const DrainStats& s) {
 
 }  // namespace
 
-std::string_view to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::WorkloadExited: return "workload exited";
-    case StopReason::Flag: return "stop requested";
-    case StopReason::Deadline: return "deadline reached";
-  }
-  return "?";
-}
-
 Result<DrainStats> drain_all(std::span<RingBuffer> rings, const RingRecordFn& on_record) {
   DrainStats total;
   for (std::size_t i = 0; i < rings.size(); ++i) {

@@ -12,9 +12,10 @@
 namespace uprof {
 namespace {
 
-std::string seconds_since(uint64_t t, uint64_t start) {
+// "2.00": seconds since the recording's start.
+std::string seconds(uint64_t ns) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", t >= start ? static_cast<double>(t - start) / 1e9 : 0.0);
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(ns) / 1e9);
   return buf;
 }
 
@@ -29,24 +30,21 @@ std::string wall_clock(uint64_t realtime_ns) {
 
 }  // namespace
 
-std::string render_interval_block(const IntervalBlock& block, const ProbeFunctions& functions,
-                                  const IntervalTextOptions& options) {
+std::string render_interval_block(const IntervalReport& block, const IntervalTextOptions& options) {
   std::ostringstream os;
-  os << "uprof: interval " << block.index << " (" << seconds_since(block.begin, options.start) << "-"
-     << seconds_since(block.end, options.start) << " s, " << wall_clock(block.end + options.realtime_offset)
-     << "): " << with_commas(block.samples) << " events, " << with_commas(block.lost) << " lost";
+  os << "uprof: interval " << block.index << " (" << seconds(block.begin_ns) << "-" << seconds(block.end_ns) << " s, "
+     << wall_clock(block.end_realtime_ns) << "): " << with_commas(block.events) << " events, "
+     << with_commas(block.lost) << " lost";
   TextTable t({{"FUNCTION"}, {"CALLS", Align::Right}, {"P50", Align::Right}, {"P99", Align::Right},
                {"MAX", Align::Right}, {"UNMATCHED", Align::Right}});
-  for (std::size_t i = 0; i < block.functions.size() && i < functions.functions.size(); ++i) {
-    const IntervalFunction& f = block.functions[i];
+  for (const IntervalRow& f : block.functions) {
     if (!f.calls && !f.unmatched) continue;
-    const FunctionInfo& fi = functions.functions[i];
     const auto& h = f.latency;
-    if (fi.paired() && h.count())
-      t.add_row({fi.name, with_commas(f.calls), format_duration(h.percentile(50)), format_duration(h.percentile(99)),
+    if (f.paired && h.count())
+      t.add_row({f.function, with_commas(f.calls), format_duration(h.percentile(50)), format_duration(h.percentile(99)),
                  format_duration(h.max()), with_commas(f.unmatched)});
     else
-      t.add_row({fi.name, with_commas(f.calls), "-", "-", "-", fi.paired() ? with_commas(f.unmatched) : "-"});
+      t.add_row({f.function, with_commas(f.calls), "-", "-", "-", f.paired ? with_commas(f.unmatched) : "-"});
   }
   if (!t.rows()) {
     os << "; no calls\n";
@@ -56,11 +54,10 @@ std::string render_interval_block(const IntervalBlock& block, const ProbeFunctio
   std::istringstream table(t.render());
   for (std::string line; std::getline(table, line);) os << "  " << line << "\n";
   if (options.histograms) {
-    for (std::size_t i = 0; i < block.functions.size() && i < functions.functions.size(); ++i) {
-      const auto& h = block.functions[i].latency;
-      if (!h.count()) continue;
-      os << "  " << functions.functions[i].name << " latency (log2):\n";
-      render_text_histogram(os, h.log2_buckets(), options.bar_width, 0, 0, std::nullopt, std::nullopt, "    ");
+    for (const IntervalRow& f : block.functions) {
+      if (!f.latency.count()) continue;
+      os << "  " << f.function << " latency (log2):\n";
+      render_text_histogram(os, f.latency.log2_buckets(), options.bar_width, 0, 0, std::nullopt, std::nullopt, "    ");
     }
   }
   return os.str();

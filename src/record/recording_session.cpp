@@ -12,10 +12,7 @@
 
 #include "uprof/analyse/interval_stats.h"
 #include "uprof/attach/workload.h"
-#include "uprof/engine/bpf/bpf_engine.h"
-#include "uprof/engine/perf/perf_engine.h"
-#include "uprof/present/interval_text.h"
-#include "uprof/record/engine_resolution.h"
+#include "uprof/engine/engine_table.h"
 #include "uprof/store/data_file.h"
 #include "uprof/util/clock.h"
 #include "uprof/util/thousands.h"
@@ -48,18 +45,23 @@ RecordingMeta recording_meta(const RecordRequest& req, ProbeCosts costs, std::si
   return meta;
 }
 
-// The engine for this request (engine_resolution.h): `uprof record` resolved it
-// already and named it in the request; a library caller may still ask for auto, and
-// then hears why it is perf, if it is.
-Result<std::unique_ptr<CaptureEngine>> open_engine(const RecordingPlan& plan, const CaptureTarget& target,
-                                                   uint64_t start_time, const SessionControl& control) {
-  UPROF_ASSIGN(ResolvedEngine resolved, resolve_engine(plan.request));
-  if (!resolved.note.empty() && control.on_note) control.on_note(resolved.note);
-  if (resolved.engine == EngineKind::Perf)
-    return open_perf_engine(plan.capture, target,
-                            PerfEngineOptions{.backend = plan.request.backend, .start_time = start_time,
-                                              .on_note = control.on_note});
-  return open_bpf_engine(plan.capture, target, BpfEngineOptions{.on_note = control.on_note, .workload_file = plan.target});
+// A closed block of the live statistics as data for the command: the functions named,
+// the times since the recording's start (0 for a time before it) and on the wall clock.
+IntervalReport interval_report(const IntervalBlock& block, const ProbeFunctions& functions, const RecordingMeta& meta) {
+  auto since_start = [&](uint64_t t) { return t >= meta.start_monotonic_ns ? t - meta.start_monotonic_ns : 0; };
+  IntervalReport r{.index = block.index,
+                   .begin_ns = since_start(block.begin),
+                   .end_ns = since_start(block.end),
+                   .end_realtime_ns = block.end + (meta.start_realtime_ns - meta.start_monotonic_ns),
+                   .events = block.samples,
+                   .lost = block.lost,
+                   .functions = {}};
+  for (std::size_t i = 0; i < block.functions.size() && i < functions.functions.size(); ++i) {
+    const IntervalFunction& f = block.functions[i];
+    r.functions.push_back(IntervalRow{.function = functions.functions[i].name, .paired = functions.functions[i].paired(),
+                                      .calls = f.calls, .unmatched = f.unmatched, .latency = f.latency});
+  }
+  return r;
 }
 
 }  // namespace
@@ -91,7 +93,8 @@ std::string summary_line(const RecordReport& r) {
   return s + size;
 }
 
-Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& costs, const SessionControl& control) {
+Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_kind, const ProbeCosts& costs,
+                                 const SessionControl& control) {
   const RecordRequest& req = plan.request;
   // The workload starts stopped; the probes start at its exec.
   std::optional<Workload> workload;
@@ -105,7 +108,9 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
   RecordingMeta meta = recording_meta(req, costs, plan.probes.size());
   CaptureTarget target{.pid = pid, .system_wide = req.system_wide, .start_on_exec = workload.has_value(),
                        .ring_pages = req.ring_pages};
-  UPROF_ASSIGN(auto engine, open_engine(plan, target, meta.start_monotonic_ns, control));
+  UPROF_ASSIGN(auto engine, open_engine(engine_kind, plan.capture, target,
+                                        EngineOptions{.backend = req.backend, .start_time = meta.start_monotonic_ns,
+                                                      .workload_file = plan.target, .on_note = control.on_note}));
   meta.engine = std::string(engine->name());
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
@@ -118,9 +123,6 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
   // every drain pass, 100 ms apart at most) closes a block once its time is up.
   std::optional<IntervalStats> intervals;
   uint64_t period = 0, next_cut = 0;
-  const IntervalTextOptions interval_text{.histograms = req.interval_hist,
-                                          .start = meta.start_monotonic_ns,
-                                          .realtime_offset = meta.start_realtime_ns - meta.start_monotonic_ns};
   if (req.interval_s && control.on_interval) {
     period = std::max<uint64_t>(1, static_cast<uint64_t>(*req.interval_s * 1e9));
     intervals.emplace(plan.probes, meta.start_monotonic_ns);
@@ -136,7 +138,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
     if (!intervals) return ok();
     const uint64_t now = clock_ns(CLOCK_MONOTONIC);
     if (now < next_cut) return ok();
-    control.on_interval(render_interval_block(intervals->cut(now), intervals->functions(), interval_text));
+    control.on_interval(interval_report(intervals->cut(now), intervals->functions(), meta));
     next_cut += period;
     if (next_cut <= now) next_cut = now + period;  // a slow pass skipped a boundary
     return ok();
@@ -178,7 +180,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& co
     const bool empty = !last.samples && !last.lost &&
                        std::all_of(last.functions.begin(), last.functions.end(),
                                    [](const IntervalFunction& f) { return !f.calls && !f.unmatched; });
-    if (!empty || last.index == 1) control.on_interval(render_interval_block(last, intervals->functions(), interval_text));
+    if (!empty || last.index == 1) control.on_interval(interval_report(last, intervals->functions(), meta));
   }
   rep.stop_reason = std::string(to_string(captured->stop_reason));
   rep.samples = captured->samples;

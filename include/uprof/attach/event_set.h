@@ -36,14 +36,13 @@
 #include "uprof/attach/tracefs_uprobe.h"
 #include "uprof/attach/uprobe_pmu.h"
 #include "uprof/model/capture_plan.h"
+#include "uprof/model/probe_backend.h"
 #include "uprof/attach/ring_buffer.h"
 #include "uprof/attach/trace_format.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
 
 namespace uprof {
-
-enum class ProbeBackend : uint8_t { UprobePmu, Tracefs };
 
 struct EventSetOptions {
   ProbeBackend backend = ProbeBackend::UprobePmu;

@@ -6,37 +6,26 @@
 //     -> pass: ring 0, ring 1, ... each drained up to the head read at its start
 //     -> workload exited / flag set / deadline passed
 //     -> disable events -> final passes until every ring is empty
+//
+// The stop condition and its reasons belong to the engine seam (engine/stop_condition.h):
+// both engines loop on them, the BPF one on StopWaiter alone.
 #pragma once
 
 #include <sys/types.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <vector>
 
 #include "uprof/attach/ring_buffer.h"
+#include "uprof/engine/stop_condition.h"
 #include "uprof/util/unique_fd.h"
 #include "uprof/util/result.h"
 
 namespace uprof {
-
-struct StopCondition {
-  // Stop when this process has exited (watched with a pidfd; it is not reaped:
-  // its exit status stays for the caller's waitpid). -1: no workload.
-  pid_t workload = -1;
-  // Stop when set, e.g. by a SIGINT handler (a lock-free atomic is signal-safe).
-  const std::atomic<bool>* flag = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> deadline{};
-};
-
-enum class StopReason : uint8_t { WorkloadExited, Flag, Deadline };
-std::string_view to_string(StopReason reason);
 
 // The loop's sleep: epoll on the readers' fds (POLLIN when data waits) and the
 // workload's pidfd, woken at the latest by the poll interval or the deadline.

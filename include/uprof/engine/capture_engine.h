@@ -4,14 +4,20 @@
 // kernel counted. Everything above it (the session, the data file, report) is the same
 // whichever engine recorded.
 //
-//   record/recording_session  --CapturePlan-->  CaptureEngine::open
-//                             <--Event, Event...  capture(stop, sink)
+//   record/recording_session  --CapturePlan-->  open_engine(kind, ...)  (engine_table.h)
+//                             <--Event, Event...  capture(stop, sink)   (stop_condition.h)
 //                             <--ProbeAccount per probe
 //
-// Engines: perf_engine.h (tracefs or uprobe-PMU probes opened as per-CPU perf events,
-// their samples decoded from perf ring buffers). A new engine implements this
-// interface, gets an open_*_engine function of its own beside perf_engine.h, and is
-// chosen by record/recording_session.cpp's open_engine.
+// Two engines implement it:
+//   engine/bpf/   bpf_engine.h: one BPF program on uprobe-PMU events writes each hit into
+//                 one BPF ring buffer (the default where the kernel runs it)
+//   engine/perf/  perf_engine.h: tracefs or uprobe-PMU probes as per-CPU perf events,
+//                 their samples decoded from perf ring buffers and merged by time
+// Both are rows of engine/engine_table.h: its name, what the kernel must have and how
+// that is asked, its fallback and the note printed then, and how it is opened. `uprof
+// record` reads the table once to choose (record/engine_resolution.h); the session opens
+// the engine it was given through the table. A new engine implements this interface in
+// engine/<name>/ and adds its row.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "uprof/drain/drain_loop.h"
+#include "uprof/engine/stop_condition.h"
 #include "uprof/model/recording.h"
 #include "uprof/util/result.h"
 

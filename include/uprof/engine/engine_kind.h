@@ -2,7 +2,8 @@
 // one: the probe-cost cache keeps figures per engine ("class bpf emulated ..."), and
 // `uprof record` resolves --engine auto to one of them before it looks the figures up.
 // The data file's META names the engine as the engine itself does (CaptureEngine::name),
-// which is the same word.
+// which is the same word. The names come from the engine table (engine_table.h), which
+// says everything else about each engine.
 #pragma once
 
 #include <array>

@@ -1,4 +1,5 @@
-// One block of `uprof record --interval SEC`, as it prints while recording:
+// One block of `uprof record --interval SEC` (record/interval_report.h), as it prints
+// while recording:
 //
 //   uprof: interval 3 (2.00-3.00 s, 08:41:03 UTC): 24,690 events, 0 lost
 //     FUNCTION   CALLS    P50    P99     MAX  UNMATCHED
@@ -9,21 +10,18 @@
 // line. With `histograms`, each paired function's log2 latency histogram follows the table.
 #pragma once
 
-#include <cstdint>
+#include <cstddef>
 #include <string>
 
-#include "uprof/analyse/interval_stats.h"
+#include "uprof/record/interval_report.h"
 
 namespace uprof {
 
 struct IntervalTextOptions {
-  bool histograms = false;        // --interval-hist
+  bool histograms = false;  // --interval-hist
   std::size_t bar_width = 40;
-  uint64_t start = 0;             // CLOCK_MONOTONIC ns of the recording's start: "2.00-3.00 s"
-  uint64_t realtime_offset = 0;   // CLOCK_REALTIME - CLOCK_MONOTONIC, for the wall time shown
 };
 
-std::string render_interval_block(const IntervalBlock& block, const ProbeFunctions& functions,
-                                  const IntervalTextOptions& options);
+std::string render_interval_block(const IntervalReport& block, const IntervalTextOptions& options);
 
 }  // namespace uprof

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "uprof/attach/event_set.h"
 #include "uprof/model/capture_plan.h"
+#include "uprof/model/probe_backend.h"
 #include "uprof/model/recording.h"
 #include "uprof/model/site_move.h"
 #include "uprof/record/probe_table.h"
@@ -42,8 +42,9 @@ struct RecordRequest {
   std::optional<double> interval_s;
   bool interval_hist = false;
   ResolveOptions resolve;
-  // The capture engine: the BPF one where the kernel runs it, else perf (auto); or
-  // either by name (--engine). The backend is the perf engine's.
+  // The capture engine asked for: the BPF one where the kernel runs it, else perf
+  // (auto); or either by name (--engine). The command resolves it once
+  // (engine_resolution.h) and hands the engine to run_session. The backend is the perf engine's.
   EngineChoice engine = EngineChoice::Auto;
   ProbeBackend backend = ProbeBackend::Tracefs;
   // With no values in a spec, capture every parameter and the return value

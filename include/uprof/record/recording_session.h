@@ -3,8 +3,12 @@
 // the plan, let the workload run, write every event it hands over to the data file,
 // and account for every hit against the kernel's own counts.
 //
-//   plan_recording (recording_plan.h) -> the command measures probe costs (calibrate/)
-//     -> run_session: engine open -> start -> capture -> data file -> RecordReport
+//   plan_recording (recording_plan.h) -> the command resolves the engine (engine_resolution.h)
+//     and measures its probe costs (calibrate/)
+//     -> run_session(plan, engine, ...): engine open -> start -> capture -> data file -> RecordReport
+//
+// The session opens the engine it is given (engine/engine_table.h) and decides nothing
+// about it; with --interval it hands each block's statistics to the command as data.
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +20,8 @@
 #include <vector>
 
 #include "uprof/engine/capture_engine.h"
+#include "uprof/engine/engine_kind.h"
+#include "uprof/record/interval_report.h"
 #include "uprof/record/recording_plan.h"
 #include "uprof/util/result.h"
 
@@ -37,9 +43,9 @@ struct SessionControl {
   std::atomic<pid_t>* workload_pid = nullptr;
   // Lines for the user before the run starts (stale tracefs probes removed).
   std::function<void(const std::string&)> on_note{};
-  // --interval: each block's text (present/interval_text.h), as it closes; the last one
-  // when the recording ends.
-  std::function<void(const std::string&)> on_interval{};
+  // --interval: each block as it closes (the command renders it: present/interval_text.h);
+  // the last one when the recording ends.
+  std::function<void(const IntervalReport&)> on_interval{};
 };
 
 struct RecordReport {
@@ -65,7 +71,10 @@ struct RecordReport {
   bool accounted() const;
 };
 
-Result<RecordReport> run_session(const RecordingPlan& plan, const ProbeCosts& costs, const SessionControl& control);
+// Records with `engine`, decided before (engine_resolution.h): the session opens it and
+// does not decide again.
+Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine, const ProbeCosts& costs,
+                                 const SessionControl& control);
 
 // "uprof: 2,000,000 events recorded, 0 lost (kernel counted 2,000,000); uprof.data, 41 MB"
 std::string summary_line(const RecordReport& r);

@@ -21,6 +21,7 @@
 #include "uprof/drain/event_order.h"
 #include "uprof/engine/bpf/bpf_capture_table.h"
 #include "uprof/engine/bpf/bpf_records.h"
+#include "uprof/engine/engine_kind.h"
 #include "uprof/util/clock.h"
 #include "uprof/util/hex.h"
 #include "uprof_capture.skel.h"
@@ -85,7 +86,7 @@ class BpfEngine final : public CaptureEngine {
       : plan_(plan), target_(target), skel_(std::move(skel)), probe_fds_(std::move(probe_fds)),
         task_links_(std::move(task_links)), converter_(plan), plan_texts_(std::move(texts)) {}
 
-  std::string_view name() const override { return "bpf"; }
+  std::string_view name() const override { return to_string(EngineKind::Bpf); }
   std::size_t cpus() const override { return 1; }
 
   Status start() override {

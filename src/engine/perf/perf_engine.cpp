@@ -1,7 +1,9 @@
 #include "uprof/engine/perf/perf_engine.h"
 
 #include "uprof/attach/stale_uprobes.h"
+#include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/engine/engine_kind.h"
 #include "uprof/engine/perf/perf_fetch_args.h"
 #include "uprof/engine/perf/perf_records.h"
 #include "uprof/util/clock.h"
@@ -18,7 +20,7 @@ class PerfEngine final : public CaptureEngine {
                         *ident.attr);
   }
 
-  std::string_view name() const override { return "perf"; }
+  std::string_view name() const override { return to_string(EngineKind::Perf); }
   const std::vector<TraceField>& raw_fields(std::size_t probe) const { return events_.raw_fields(probe); }
   void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) { converter_.set_raw_layout(probe, std::move(layout)); }
   std::size_t cpus() const override { return events_.cpus().size(); }
