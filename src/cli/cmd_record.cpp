@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 #include <set>
+#include <variant>
 
 #include "command.h"
 #include "uprof/attach/privilege.h"
@@ -70,9 +71,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int 
   return {own, cmd};
 }
 
-}  // namespace
-
-int cmd_record(int argc, char** argv) {
+po::options_description record_options() {
   po::options_description opts(
       "usage: uprof record -e SPEC [-e SPEC...] [OPTIONS] [--] CMD [ARGS...]\n"
       "       uprof record -e SPEC -p PID [--duration SEC]\n\n"
@@ -120,22 +119,12 @@ int cmd_record(int argc, char** argv) {
       "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot, "
       "do not measure one (about half a second a class, once per boot): the report then has no "
       "'probe dominates' note and no --compensate for it");
+  return opts;
+}
 
-  auto [own, cmd] = split_command(argc, argv);
-  std::vector<const char*> own_argv;
-  for (auto& s : own) own_argv.push_back(s.c_str());
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(static_cast<int>(own_argv.size()), own_argv.data(), opts), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error("record", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-
+// The request the options describe, or the exit status of a usage error or a spec that
+// does not parse (already said on stderr).
+std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const std::vector<std::string>& cmd) {
   RecordRequest req;
   if (!vm.count("event")) return usage_error("record", "no probe given (-e SPEC)");
   for (const auto& text : vm["event"].as<std::vector<std::string>>()) {
@@ -177,9 +166,7 @@ int cmd_record(int argc, char** argv) {
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
-  DownloadProgress downloads = DownloadProgress::on_stderr();  // debuginfod, for stripped files
   req.resolve.debug.debuginfod = true;
-  req.resolve.debug.listener = &downloads;
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   req.resolve.force_offset = vm.count("force") > 0;
   req.exact_site = vm.count("exact-site") > 0;
@@ -192,7 +179,58 @@ int cmd_record(int argc, char** argv) {
     if (!keys) return usage_error("record", keys.error().message);
     req.plan.pair_by = std::move(*keys);
   }
+  return req;
+}
 
+// After the run: the summary, and a line for each thing that went missing.
+int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind engine) {
+  std::cerr << summary_line(rep) << "\n";
+  if (!rep.accounted())
+    std::cerr << "uprof: WARNING: recorded " << rep.recorded_total() << " + lost " << rep.lost
+              << " != kernel count " << rep.kernel_total() << ": events are missing or duplicated\n";
+  if (rep.lost)
+    std::cerr << "uprof: " << rep.lost << " samples were dropped because a ring buffer was full: "
+              << "try a larger -m (now "
+              << (ring_pages ? std::to_string(ring_pages) : "the default")
+              << engine_row(engine).ring_pages << ") or fewer values\n";
+  if (rep.missing_values)
+    std::cerr << "uprof: " << rep.missing_values << " captured values were unavailable (stored as 0)\n";
+  if (rep.late) std::cerr << "uprof: " << rep.late << " events arrived out of time order\n";
+  if (rep.task_dropped)
+    std::cerr << "uprof: " << rep.task_dropped << " fork, exit or thread-name records were dropped (ring full): "
+              << "threads and children may be named or ended wrongly in the report\n";
+  if (rep.term_signal) {
+    const char* abbrev = sigabbrev_np(rep.term_signal);
+    std::string sig = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(rep.term_signal);
+    std::cerr << "uprof: the workload was killed by " << sig << " (exit status " << rep.exit_status << ")\n";
+  }
+  return rep.exit_status;
+}
+
+}  // namespace
+
+int cmd_record(int argc, char** argv) {
+  const po::options_description opts = record_options();
+  auto [own, cmd] = split_command(argc, argv);
+  std::vector<const char*> own_argv;
+  for (auto& s : own) own_argv.push_back(s.c_str());
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(static_cast<int>(own_argv.size()), own_argv.data(), opts), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return usage_error("record", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+
+  auto request = read_request(vm, cmd);
+  if (auto* status = std::get_if<int>(&request)) return *status;
+  RecordRequest req = std::move(std::get<RecordRequest>(request));
+  DownloadProgress downloads = DownloadProgress::on_stderr();  // debuginfod, for stripped files
+  req.resolve.debug.listener = &downloads;
   auto note = [](const std::string& line) { std::cerr << "uprof: " << line << "\n"; };
   const bool measure = !vm.count("no-calibrate") && !req.plan.entry_only && !req.plan.return_only;
   // Without the privilege no probe can go on: say so first, before -o, the specs, the
@@ -236,27 +274,7 @@ int cmd_record(int argc, char** argv) {
     fail(rep.error().message);
     return rep.error().exit_status;
   }
-  std::cerr << summary_line(*rep) << "\n";
-  if (!rep->accounted())
-    std::cerr << "uprof: WARNING: recorded " << rep->recorded_total() << " + lost " << rep->lost
-              << " != kernel count " << rep->kernel_total() << ": events are missing or duplicated\n";
-  if (rep->lost)
-    std::cerr << "uprof: " << rep->lost << " samples were dropped because a ring buffer was full: "
-              << "try a larger -m (now "
-              << (plan->request.ring_pages ? std::to_string(plan->request.ring_pages) : "the default")
-              << engine_row(recording_engine).ring_pages << ") or fewer values\n";
-  if (rep->missing_values)
-    std::cerr << "uprof: " << rep->missing_values << " captured values were unavailable (stored as 0)\n";
-  if (rep->late) std::cerr << "uprof: " << rep->late << " events arrived out of time order\n";
-  if (rep->task_dropped)
-    std::cerr << "uprof: " << rep->task_dropped << " fork, exit or thread-name records were dropped (ring full): "
-              << "threads and children may be named or ended wrongly in the report\n";
-  if (rep->term_signal) {
-    const char* abbrev = sigabbrev_np(rep->term_signal);
-    std::string sig = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(rep->term_signal);
-    std::cerr << "uprof: the workload was killed by " << sig << " (exit status " << rep->exit_status << ")\n";
-  }
-  return rep->exit_status;
+  return report_outcome(*rep, plan->request.ring_pages, recording_engine);
 }
 
 }  // namespace uprof::cli

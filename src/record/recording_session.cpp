@@ -64,6 +64,93 @@ IntervalReport interval_report(const IntervalBlock& block, const ProbeFunctions&
   return r;
 }
 
+// --interval: every event also goes to the live statistics, and each flush (after
+// every drain pass, 100 ms apart at most) closes a block once its time is up; the
+// command hears each block as data (SessionControl::on_interval).
+class LiveIntervals {
+ public:
+  LiveIntervals(const RecordingPlan& plan, const RecordingMeta& meta, const SessionControl& control)
+      : meta_(meta), control_(control) {
+    if (!plan.request.interval_s || !control.on_interval) return;
+    period_ = std::max<uint64_t>(1, static_cast<uint64_t>(*plan.request.interval_s * 1e9));
+    stats_.emplace(plan.probes, meta.start_monotonic_ns);
+    next_cut_ = meta.start_monotonic_ns + period_;
+  }
+
+  void add(const Event& e) {
+    if (stats_) stats_->add(e);
+  }
+
+  // After each flush of the data file: the block, once its time is up.
+  void flushed() {
+    if (!stats_) return;
+    const uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now < next_cut_) return;
+    control_.on_interval(interval_report(stats_->cut(now), stats_->functions(), meta_));
+    next_cut_ += period_;
+    if (next_cut_ <= now) next_cut_ = now + period_;  // a slow pass skipped a boundary
+  }
+
+  // The rest, since the last block; nothing to say after a block that said it all.
+  void ended() {
+    if (!stats_) return;
+    stats_->finish();
+    const IntervalBlock last = stats_->cut(clock_ns(CLOCK_MONOTONIC));
+    const bool empty = !last.samples && !last.lost &&
+                       std::all_of(last.functions.begin(), last.functions.end(),
+                                   [](const IntervalFunction& f) { return !f.calls && !f.unmatched; });
+    if (!empty || last.index == 1) control_.on_interval(interval_report(last, stats_->functions(), meta_));
+  }
+
+ private:
+  const RecordingMeta& meta_;
+  const SessionControl& control_;
+  std::optional<IntervalStats> stats_;
+  uint64_t period_ = 0, next_cut_ = 0;
+};
+
+// The first name of the workload's main thread; the engine reports the names that
+// threads and children take after it. Every probe hit comes later than this.
+Event first_comm(const RecordRequest& req, pid_t pid, uint64_t start) {
+  Event comm;
+  comm.kind = EventKind::Comm;
+  comm.pid = comm.tid = static_cast<uint32_t>(pid);
+  comm.time = start;
+  comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
+                                 : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
+  return comm;
+}
+
+StopCondition stop_condition(const RecordRequest& req, pid_t pid, const SessionControl& control) {
+  StopCondition sc;
+  sc.workload = pid;  // -1 with -a and no command: until Ctrl-C or --duration
+  sc.flag = control.stop;
+  if (req.duration_s)
+    sc.deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*req.duration_s));
+  return sc;
+}
+
+void take_capture(RecordReport& rep, CaptureResult captured) {
+  rep.stop_reason = std::string(to_string(captured.stop_reason));
+  rep.samples = captured.samples;
+  rep.missing_values = captured.missing_values;
+  rep.late = captured.late;
+  rep.task_dropped = captured.task_dropped;
+  rep.per_probe = std::move(captured.per_probe);
+  for (const auto& p : rep.per_probe) rep.lost += p.dropped;
+}
+
+Trailer trailer(const RecordReport& rep, bool launched) {
+  Trailer t;
+  t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+  t.events = rep.events;
+  t.lost = rep.lost;
+  t.exit_status = launched ? rep.exit_status : -1;
+  for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.hits});
+  return t;
+}
+
 }  // namespace
 
 uint64_t RecordReport::kernel_total() const {
@@ -119,48 +206,20 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   rep.engine = std::string(engine->name());
   rep.probes = plan.probes;
   rep.cpus = engine->cpus();
-  // --interval: every event also goes to the live statistics, and each flush (after
-  // every drain pass, 100 ms apart at most) closes a block once its time is up.
-  std::optional<IntervalStats> intervals;
-  uint64_t period = 0, next_cut = 0;
-  if (req.interval_s && control.on_interval) {
-    period = std::max<uint64_t>(1, static_cast<uint64_t>(*req.interval_s * 1e9));
-    intervals.emplace(plan.probes, meta.start_monotonic_ns);
-    next_cut = meta.start_monotonic_ns + period;
-  }
+  LiveIntervals intervals(plan, meta, control);
   auto write = [&](const Event& e) -> Status {
     rep.events++;
-    if (intervals) intervals->add(e);
+    intervals.add(e);
     return writer.add(e);
   };
   auto flush = [&]() -> Status {
     UPROF_TRY(writer.flush());
-    if (!intervals) return ok();
-    const uint64_t now = clock_ns(CLOCK_MONOTONIC);
-    if (now < next_cut) return ok();
-    control.on_interval(interval_report(intervals->cut(now), intervals->functions(), meta));
-    next_cut += period;
-    if (next_cut <= now) next_cut = now + period;  // a slow pass skipped a boundary
+    intervals.flushed();
     return ok();
   };
-  // The first name of the workload's main thread; the engine reports the names that
-  // threads and children take after it. Every probe hit comes later than this.
-  if (pid > 0) {
-    Event comm;
-    comm.kind = EventKind::Comm;
-    comm.pid = comm.tid = static_cast<uint32_t>(pid);
-    comm.time = meta.start_monotonic_ns;
-    comm.comm = req.attach_pid > 0 ? read_first_line("/proc/" + std::to_string(pid) + "/comm")
-                                   : std::filesystem::path(req.command.front()).filename().string().substr(0, 15);
-    UPROF_TRY(write(comm));
-  }
+  if (pid > 0) UPROF_TRY(write(first_comm(req, pid, meta.start_monotonic_ns)));
 
-  StopCondition sc;
-  sc.workload = pid;  // -1 with -a and no command: until Ctrl-C or --duration
-  sc.flag = control.stop;
-  if (req.duration_s)
-    sc.deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*req.duration_s));
+  const StopCondition stop = stop_condition(req, pid, control);  // --duration counts from here
   UPROF_TRY(engine->start());
   if (workload) UPROF_TRY(workload->start());
   // A failed write of the data file (disk full, I/O error) ends the recording;
@@ -171,24 +230,10 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
                    "; what was written before is readable: uprof report " + req.output;
     return e;
   };
-  auto captured = engine->capture(sc, CaptureSink{.write = write, .flush = flush});
+  auto captured = engine->capture(stop, CaptureSink{.write = write, .flush = flush});
   if (!captured) return write_failure(std::move(captured).take_error());
-  if (intervals) {
-    // The rest, since the last block; nothing to say after a block that said it all.
-    intervals->finish();
-    const IntervalBlock last = intervals->cut(clock_ns(CLOCK_MONOTONIC));
-    const bool empty = !last.samples && !last.lost &&
-                       std::all_of(last.functions.begin(), last.functions.end(),
-                                   [](const IntervalFunction& f) { return !f.calls && !f.unmatched; });
-    if (!empty || last.index == 1) control.on_interval(interval_report(last, intervals->functions(), meta));
-  }
-  rep.stop_reason = std::string(to_string(captured->stop_reason));
-  rep.samples = captured->samples;
-  rep.missing_values = captured->missing_values;
-  rep.late = captured->late;
-  rep.task_dropped = captured->task_dropped;
-  rep.per_probe = std::move(captured->per_probe);
-  for (const auto& p : rep.per_probe) rep.lost += p.dropped;
+  intervals.ended();
+  take_capture(rep, std::move(*captured));
 
   if (workload) {
     // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.
@@ -196,12 +241,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
     rep.exit_status = st;
     rep.term_signal = workload->term_signal();
   }
-  Trailer t;
-  t.end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-  t.events = rep.events;
-  t.lost = rep.lost;
-  t.exit_status = workload ? rep.exit_status : -1;
-  for (const auto& p : rep.per_probe) t.counts.push_back({p.recorded, p.hits});
+  const Trailer t = trailer(rep, workload.has_value());
   if (auto st = writer.finish(t); !st) return write_failure(std::move(st).take_error());
   rep.bytes = writer.bytes_written();
   return rep;
