@@ -38,13 +38,15 @@ struct RecordRequest {
   std::size_t ring_pages = 0;           // -m: see CaptureTarget::ring_pages; 0 = the engine's default
   std::optional<double> duration_s;     // --duration
   // --interval SEC: a block of per-function statistics every SEC while recording
-  // (SessionControl::on_interval), with log2 histograms when interval_hist is set.
+  // (SessionControl::on_interval); the command draws log2 histograms in each when
+  // interval_hist is set.
   std::optional<double> interval_s;
   bool interval_hist = false;
   ResolveOptions resolve;
   // The capture engine asked for: the BPF one where the kernel runs it, else perf
   // (auto); or either by name (--engine). The command resolves it once
-  // (engine_resolution.h) and hands the engine to run_session. The backend is the perf engine's.
+  // (engine_resolution.h) and hands the engine to run_session. The backend is the
+  // perf engine's.
   EngineChoice engine = EngineChoice::Auto;
   ProbeBackend backend = ProbeBackend::Tracefs;
   // With no values in a spec, capture every parameter and the return value
