@@ -9,48 +9,84 @@ namespace {
 
 // x86-64: perf numbering from arch/x86/include/uapi/asm/perf_regs.h; DWARF numbering
 // from the SysV psABI (0 rax, 1 rdx, 2 rcx, 3 rbx, 4 rsi, 5 rdi, 6 rbp, 7 rsp, 8-15 r8-r15).
+// Callee-saved (`kSaved`): the psABI's rbx rbp r12-r15. Flags and segment registers
+// are no assembler operand (`kNoOp`).
+constexpr bool kSaved = true;
+constexpr bool kNoOp = false;
 constexpr std::array<RegInfo, 24> kX86Regs{{
-    {"ax", "rax", 0, 0},    {"bx", "rbx", 1, 3},    {"cx", "rcx", 2, 2},
+    {"ax", "rax", 0, 0},    {"bx", "rbx", 1, 3, kSaved},    {"cx", "rcx", 2, 2},
     {"dx", "rdx", 3, 1},    {"si", "rsi", 4, 4},    {"di", "rdi", 5, 5},
-    {"bp", "rbp", 6, 6},    {"sp", "rsp", 7, 7},    {"ip", "rip", 8, 16},
-    {"flags", "", 9, 49},   {"cs", "", 10, 51},     {"ss", "", 11, 52},
-    {"ds", "", 12, 53},     {"es", "", 13, 50},     {"fs", "", 14, 54},
-    {"gs", "", 15, 55},     {"r8", "", 16, 8},      {"r9", "", 17, 9},
-    {"r10", "", 18, 10},    {"r11", "", 19, 11},    {"r12", "", 20, 12},
-    {"r13", "", 21, 13},    {"r14", "", 22, 14},    {"r15", "", 23, 15},
+    {"bp", "rbp", 6, 6, kSaved},    {"sp", "rsp", 7, 7},    {"ip", "rip", 8, 16},
+    {"flags", "", 9, 49, false, kNoOp},   {"cs", "", 10, 51, false, kNoOp},     {"ss", "", 11, 52, false, kNoOp},
+    {"ds", "", 12, 53, false, kNoOp},     {"es", "", 13, 50, false, kNoOp},     {"fs", "", 14, 54, false, kNoOp},
+    {"gs", "", 15, 55, false, kNoOp},     {"r8", "", 16, 8},      {"r9", "", 17, 9},
+    {"r10", "", 18, 10},    {"r11", "", 19, 11},    {"r12", "", 20, 12, kSaved},
+    {"r13", "", 21, 13, kSaved},    {"r14", "", 22, 14, kSaved},    {"r15", "", 23, 15, kSaved},
 }};
 // Note: DWARF 16 is the return-address column; perf's IP is the closest register
 // a sample has (it is the return address only at a return probe's caller).
 
 constexpr std::array<uint8_t, 6> kX86Args{5, 4, 3, 2, 16, 17};  // rdi rsi rdx rcx r8 r9
 
+// gcc names a register at the operand's size (an int in rax is "-4@%eax" in a USDT
+// note, a short "-2@%ax", a char "1@%al"); Capstone names what an instruction writes
+// the same way. "r8l" is the older AT&T spelling of r8b.
+constexpr std::array<RegPart, 53> kX86Parts{{
+    {"eax", "ax"},   {"al", "ax"},    {"ah", "ax", 1},  {"ebx", "bx"},   {"bl", "bx"},    {"bh", "bx", 1},
+    {"ecx", "cx"},   {"cl", "cx"},    {"ch", "cx", 1},  {"edx", "dx"},   {"dl", "dx"},    {"dh", "dx", 1},
+    {"esi", "si"},   {"sil", "si"},   {"edi", "di"},    {"dil", "di"},   {"ebp", "bp"},   {"bpl", "bp"},
+    {"esp", "sp"},   {"spl", "sp"},   {"eip", "ip"},
+    {"r8d", "r8"},   {"r8w", "r8"},   {"r8b", "r8"},    {"r8l", "r8"},   {"r9d", "r9"},   {"r9w", "r9"},
+    {"r9b", "r9"},   {"r9l", "r9"},   {"r10d", "r10"},  {"r10w", "r10"}, {"r10b", "r10"}, {"r10l", "r10"},
+    {"r11d", "r11"}, {"r11w", "r11"}, {"r11b", "r11"},  {"r11l", "r11"}, {"r12d", "r12"}, {"r12w", "r12"},
+    {"r12b", "r12"}, {"r12l", "r12"}, {"r13d", "r13"},  {"r13w", "r13"}, {"r13b", "r13"}, {"r13l", "r13"},
+    {"r14d", "r14"}, {"r14w", "r14"}, {"r14b", "r14"},  {"r14l", "r14"}, {"r15d", "r15"}, {"r15w", "r15"},
+    {"r15b", "r15"}, {"r15l", "r15"},
+}};
+
 // arm64: perf numbering from arch/arm64/include/uapi/asm/perf_regs.h (x0..x30 = 0..30,
 // sp = 31, pc = 32); DWARF numbering from the AAPCS64 DWARF supplement (x0..x30, 31 sp).
+// Callee-saved: AAPCS64's x19-x29. No A64 operand names pc.
 constexpr std::array<RegInfo, 33> kArm64Regs{{
     {"x0", "", 0, 0},    {"x1", "", 1, 1},    {"x2", "", 2, 2},    {"x3", "", 3, 3},
     {"x4", "", 4, 4},    {"x5", "", 5, 5},    {"x6", "", 6, 6},    {"x7", "", 7, 7},
     {"x8", "", 8, 8},    {"x9", "", 9, 9},    {"x10", "", 10, 10}, {"x11", "", 11, 11},
     {"x12", "", 12, 12}, {"x13", "", 13, 13}, {"x14", "", 14, 14}, {"x15", "", 15, 15},
-    {"x16", "", 16, 16}, {"x17", "", 17, 17}, {"x18", "", 18, 18}, {"x19", "", 19, 19},
-    {"x20", "", 20, 20}, {"x21", "", 21, 21}, {"x22", "", 22, 22}, {"x23", "", 23, 23},
-    {"x24", "", 24, 24}, {"x25", "", 25, 25}, {"x26", "", 26, 26}, {"x27", "", 27, 27},
-    {"x28", "", 28, 28}, {"x29", "fp", 29, 29}, {"x30", "lr", 30, 30},
-    {"sp", "", 31, 31},  {"pc", "", 32, -1},
+    {"x16", "", 16, 16}, {"x17", "", 17, 17}, {"x18", "", 18, 18}, {"x19", "", 19, 19, kSaved},
+    {"x20", "", 20, 20, kSaved}, {"x21", "", 21, 21, kSaved}, {"x22", "", 22, 22, kSaved},
+    {"x23", "", 23, 23, kSaved}, {"x24", "", 24, 24, kSaved}, {"x25", "", 25, 25, kSaved},
+    {"x26", "", 26, 26, kSaved}, {"x27", "", 27, 27, kSaved}, {"x28", "", 28, 28, kSaved},
+    {"x29", "fp", 29, 29, kSaved}, {"x30", "lr", 30, 30},
+    {"sp", "", 31, 31},  {"pc", "", 32, -1, false, kNoOp},
+}};
+
+// w0-w30 are the low 32 bits of x0-x30, wsp of sp.
+constexpr std::array<RegPart, 32> kArm64Parts{{
+    {"w0", "x0"},   {"w1", "x1"},   {"w2", "x2"},   {"w3", "x3"},   {"w4", "x4"},   {"w5", "x5"},
+    {"w6", "x6"},   {"w7", "x7"},   {"w8", "x8"},   {"w9", "x9"},   {"w10", "x10"}, {"w11", "x11"},
+    {"w12", "x12"}, {"w13", "x13"}, {"w14", "x14"}, {"w15", "x15"}, {"w16", "x16"}, {"w17", "x17"},
+    {"w18", "x18"}, {"w19", "x19"}, {"w20", "x20"}, {"w21", "x21"}, {"w22", "x22"}, {"w23", "x23"},
+    {"w24", "x24"}, {"w25", "x25"}, {"w26", "x26"}, {"w27", "x27"}, {"w28", "x28"}, {"w29", "x29"},
+    {"w30", "x30"}, {"wsp", "sp"},
 }};
 constexpr std::array<uint8_t, 8> kArm64Args{0, 1, 2, 3, 4, 5, 6, 7};
 
 constexpr uint32_t kAbi64 = 2;  // PERF_SAMPLE_REGS_ABI_64
 
 const ArchInfo kX86{
-    .arch = Arch::X86_64, .name = "x86_64", .e_machine = EM_X86_64, .insn_align = 1,
-    .perf_sample_abi = kAbi64, .regs = kX86Regs, .int_arg_regs = kX86Args,
-    .return_reg = 0, .sp_reg = 7, .ip_reg = 8, .stack_args_offset = 8,
+    .arch = Arch::X86_64, .name = "x86_64", .e_machine = EM_X86_64, .insn_align = 1, .fixed_insn_size = 0,
+    .perf_sample_abi = kAbi64, .regs = kX86Regs, .reg_parts = kX86Parts, .fp_dwarf_regs = {17, 48},
+    .int_arg_regs = kX86Args, .return_reg = 0, .return_reg_hi = 3, .returns_result_address = true, .link_reg = -1,
+    .sp_reg = 7, .ip_reg = 8, .stack_args_offset = 8, .entry_cfa = 8, .char_is_signed = true,
+    .float_in_register_unavailable = true, .multiarch_triplet = "x86_64-linux-gnu", .ld_so_cache_flags = 0x0303,
     .relocs = {.irelative = R_X86_64_IRELATIVE, .glob_dat = R_X86_64_GLOB_DAT, .jump_slot = R_X86_64_JUMP_SLOT,
                .abs64 = R_X86_64_64}};
 const ArchInfo kArm64{
-    .arch = Arch::Arm64, .name = "arm64", .e_machine = EM_AARCH64, .insn_align = 4,
-    .perf_sample_abi = kAbi64, .regs = kArm64Regs, .int_arg_regs = kArm64Args,
-    .return_reg = 0, .sp_reg = 31, .ip_reg = 32, .stack_args_offset = 0,
+    .arch = Arch::Arm64, .name = "arm64", .e_machine = EM_AARCH64, .insn_align = 4, .fixed_insn_size = 4,
+    .perf_sample_abi = kAbi64, .regs = kArm64Regs, .reg_parts = kArm64Parts, .fp_dwarf_regs = {64, 95},
+    .int_arg_regs = kArm64Args, .return_reg = 0, .return_reg_hi = 1, .returns_result_address = false, .link_reg = 30,
+    .sp_reg = 31, .ip_reg = 32, .stack_args_offset = 0, .entry_cfa = 0, .char_is_signed = false,
+    .float_in_register_unavailable = false, .multiarch_triplet = "aarch64-linux-gnu", .ld_so_cache_flags = 0x0a03,
     .relocs = {.irelative = R_AARCH64_IRELATIVE, .glob_dat = R_AARCH64_GLOB_DAT, .jump_slot = R_AARCH64_JUMP_SLOT,
                .abs64 = R_AARCH64_ABS64}};
 
@@ -59,6 +95,14 @@ constexpr std::array<const ArchInfo*, 2> kAll{&kX86, &kArm64};
 }  // namespace
 
 const ArchInfo& arch_info(Arch a) { return a == Arch::Arm64 ? kArm64 : kX86; }
+
+std::span<const ArchInfo* const> all_arches() { return kAll; }
+
+std::optional<Arch> arch_from_id(uint8_t id) {
+  for (auto* a : kAll)
+    if (static_cast<uint8_t>(a->arch) == id) return a->arch;
+  return std::nullopt;
+}
 
 std::optional<Arch> arch_from_e_machine(uint16_t m) {
   for (auto* a : kAll)
@@ -91,6 +135,13 @@ const RegInfo* find_reg_by_perf_index(const ArchInfo& a, unsigned idx) {
   for (auto& r : a.regs)
     if (r.perf_index == idx) return &r;
   return nullptr;
+}
+
+FoundPart find_reg_by_part(const ArchInfo& a, std::string_view name) {
+  if (const RegInfo* r = find_reg_by_name(a, name)) return {r, 0};
+  for (auto& p : a.reg_parts)
+    if (p.name == name) return {find_reg_by_name(a, p.reg), p.byte_offset};
+  return {};
 }
 
 const RegInfo* find_reg_by_dwarf(const ArchInfo& a, int n) {

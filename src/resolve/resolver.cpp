@@ -579,7 +579,8 @@ Result<std::vector<uint8_t>> Resolver::function_bytes(const Image& img, uint64_t
 }
 
 Status Resolver::check_offset(const Image& img, const ResolvedProbe& p) {
-  if (p.offset_in_function == 0 || p.function.empty() || opts_.force_offset || img.elf.arch() == Arch::Arm64)
+  if (p.offset_in_function == 0 || p.function.empty() || opts_.force_offset ||
+      arch_info(img.elf.arch()).fixed_insn_size)  // fixed width: an aligned offset is a boundary
     return ok();
   UPROF_ASSIGN(const InsnDecoder* d, decoder(img.elf.arch()));
   UPROF_ASSIGN(std::vector<uint8_t> code, function_bytes(img, p.function_addr, p.offset_in_function + 16));

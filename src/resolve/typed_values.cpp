@@ -27,7 +27,7 @@ bool signed_for(const ValueType& t, Arch arch) {
     case K::Char:
       if (t.name.find("unsigned") != std::string::npos) return false;
       if (t.name.find("signed") != std::string::npos) return true;
-      return arch == Arch::X86_64;
+      return arch_info(arch).char_is_signed;
     case K::Enum:
       return std::any_of(t.enumerators.begin(), t.enumerators.end(), [](auto& e) { return e.first < 0; });
     default: return false;
@@ -68,7 +68,7 @@ std::string join_names(const FunctionParams& f) {
 
 std::vector<ValueSpec> param_value_specs(const ParamLocation& p, Arch arch, bool for_return) {
   if (!p.available) return {unavailable(p.name, p.type, arch, p.reason.empty() ? "optimized out" : p.reason)};
-  if (p.type.kind == ValueType::Kind::Float && arch == Arch::X86_64 && !p.pieces.empty() &&
+  if (p.type.kind == ValueType::Kind::Float && arch_info(arch).float_in_register_unavailable && !p.pieces.empty() &&
       p.pieces.front().where == LocationPiece::Where::Register)
     return {unavailable(p.name, p.type, arch, "in a floating-point register")};
   std::vector<ValueSpec> out;

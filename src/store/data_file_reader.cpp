@@ -54,9 +54,7 @@ Result<DataFileReader> DataFileReader::open(const std::string& path) {
   if (major != kDataMajor)
     return err("store: ", path, ": data file format ", major, ".", minor, " (this uprof reads format ", kDataMajor,
                ".x; ", major > kDataMajor ? "it was made by a newer uprof" : "unknown version", ")");
-  auto arch = h[12] == static_cast<uint8_t>(Arch::X86_64) || h[12] == static_cast<uint8_t>(Arch::Arm64)
-                  ? std::optional<Arch>(static_cast<Arch>(h[12]))
-                  : std::nullopt;
+  auto arch = arch_from_id(h[12]);
   if (!arch) return err("store: ", path, ": byte 12: unknown architecture ", int{h[12]});
   if (h[13] != 1) return err("store: ", path, ": byte 13: unknown clock ", int{h[13]});
   r.pos_ = kHeaderSize;

@@ -50,8 +50,7 @@ bool is_aggregate(const AbiValue& v) { return v.type.kind == ValueType::Kind::St
 
 // SysV x86-64 psABI 3.2.3: INTEGER eightbytes in rdi rsi rdx rcx r8 r9, SSE
 // ones in xmm0-7, MEMORY (over 16 bytes, long double) copied to the stack.
-std::vector<ExprLocation> x86_entry(const AbiValue* ret, std::span<const AbiValue> params) {
-  const ArchInfo& info = arch_info(Arch::X86_64);
+std::vector<ExprLocation> x86_entry(const ArchInfo& info, const AbiValue* ret, std::span<const AbiValue> params) {
   ArgCursor gp{.regs = info.int_arg_regs, .area_base = info.stack_args_offset};
   unsigned sse = 0;
   // A struct returned in memory: the caller passes its address in rdi, the
@@ -89,8 +88,8 @@ std::vector<ExprLocation> x86_entry(const AbiValue* ret, std::span<const AbiValu
 // AAPCS64 6.8.2: x0-x7 (16-byte aligned values from an even register), v0-v7
 // for floating point and homogeneous aggregates, composites over 16 bytes by
 // reference, then the stack from sp+0 in 8-byte slots.
-std::vector<ExprLocation> arm64_entry(std::span<const AbiValue> params) {
-  const ArchInfo& info = arch_info(Arch::Arm64);
+// The return value's type does not move an argument: x8 carries a buffer's address.
+std::vector<ExprLocation> arm64_entry(const ArchInfo& info, const AbiValue*, std::span<const AbiValue> params) {
   ArgCursor gp{.regs = info.int_arg_regs, .area_base = info.stack_args_offset};
   unsigned nsrn = 0;
   std::vector<ExprLocation> out;
@@ -124,6 +123,11 @@ std::vector<ExprLocation> arm64_entry(std::span<const AbiValue> params) {
   return out;
 }
 
+// The two conventions classify arguments by different rules (eightbyte classes
+// and MEMORY; HFAs, register pairs and copies by reference): each is its own code.
+using EntryConvention = std::vector<ExprLocation> (*)(const ArchInfo&, const AbiValue*, std::span<const AbiValue>);
+constexpr PerArch<EntryConvention> kEntryConventions{.x86_64 = x86_entry, .arm64 = arm64_entry};
+
 }  // namespace
 
 std::vector<ExprLocation> abi_entry_locations(Arch arch, const AbiValue* ret, std::span<const AbiValue> params) {
@@ -133,7 +137,7 @@ std::vector<ExprLocation> abi_entry_locations(Arch arch, const AbiValue* ret, st
   while (known < params.size() && params[known].type.kind != ValueType::Kind::Unknown &&
          !params[known].shape.unknown_layout)
     known++;
-  auto out = arch == Arch::Arm64 ? arm64_entry(params.first(known)) : x86_entry(ret, params.first(known));
+  auto out = kEntryConventions[arch](arch_info(arch), ret, params.first(known));
   for (std::size_t i = known; i < params.size(); i++)
     out.push_back(unplaced(i == known ? "type unknown to the calling convention"
                                       : "follows a parameter of unknown type in the calling convention"));
@@ -149,14 +153,13 @@ std::vector<LocationPiece> abi_return_location(Arch arch, const AbiValue* ret) {
   if (ret->shape.by_reference || size > 16) {
     // x86-64 hands the caller's buffer back in rax; AAPCS64 took it in x8 and
     // keeps no copy at the return.
-    if (arch == Arch::X86_64) return {reg_piece(info.return_reg, size, true)};
+    if (info.returns_result_address) return {reg_piece(info.return_reg, size, true)};
     return {};
   }
   if (fp) return {};
   // rax:rdx / x0:x1 for 9 to 16 bytes.
-  uint8_t second = arch == Arch::X86_64 ? 3 : 1;
   std::vector<LocationPiece> out{reg_piece(info.return_reg, std::min(8u, size))};
-  if (size > 8) out.push_back(reg_piece(second, size - 8));
+  if (size > 8) out.push_back(reg_piece(info.return_reg_hi, size - 8));
   return out;
 }
 

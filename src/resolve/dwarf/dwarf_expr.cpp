@@ -133,8 +133,7 @@ class Evaluator {
   // A register as a piece of the value, or why a sample does not carry it.
   PieceResult reg_piece(int dwarf_reg, uint32_t size) {
     use_reg(dwarf_reg);
-    bool fp = ctx_.arch == Arch::X86_64 ? (dwarf_reg >= 17 && dwarf_reg <= 48) : (dwarf_reg >= 64 && dwarf_reg <= 95);
-    if (fp) return {std::nullopt, "in a floating-point register"};
+    if (info_.fp_dwarf_regs.contains(dwarf_reg)) return {std::nullopt, "in a floating-point register"};
     const RegInfo* r = find_reg_by_dwarf(info_, dwarf_reg);
     if (!r || r->perf_index == info_.ip_reg)
       return {std::nullopt, "in DWARF register " + std::to_string(dwarf_reg) + ", which user-register samples do not carry"};
@@ -342,8 +341,8 @@ std::string dwarf_op_name(uint8_t atom) {
 }
 
 bool dwarf_reg_callee_saved(Arch arch, int r) {
-  if (arch == Arch::Arm64) return r >= 19 && r <= 29;
-  return r == 3 || r == 6 || (r >= 12 && r <= 15);  // rbx rbp r12-r15
+  const RegInfo* reg = find_reg_by_dwarf(arch_info(arch), r);
+  return reg && reg->callee_saved;
 }
 
 }  // namespace uprof

@@ -46,11 +46,6 @@ constexpr uint8_t kEndianInvalid = 1;
 constexpr uint8_t kEndianLittle = 2;
 constexpr uint8_t kEndianBig = 3;
 
-// Library flags (glibc ldconfig.h): low byte is the kind, high byte the ABI.
-constexpr uint32_t kFlagElfLibc6 = 0x0003;
-constexpr uint32_t kFlagX8664Lib64 = 0x0300;
-constexpr uint32_t kFlagAarch64Lib64 = 0x0a00;
-
 bool magic_at(const ByteReader& r, std::size_t off, std::string_view magic) {
   ByteReader c = r;
   if (!c.seek(off)) return false;
@@ -178,13 +173,9 @@ Result<std::vector<LdCacheEntry>> parse_any(std::span<const std::byte> data) {
 
 }  // namespace
 
-uint32_t ld_cache_flags_for(Arch arch) {
-  switch (arch) {
-    case Arch::X86_64: return kFlagX8664Lib64 | kFlagElfLibc6;
-    case Arch::Arm64: return kFlagAarch64Lib64 | kFlagElfLibc6;
-  }
-  return 0;
-}
+// Library flags (glibc ldconfig.h): low byte is the kind, high byte the ABI; the
+// architecture table holds its own pair.
+uint32_t ld_cache_flags_for(Arch arch) { return arch_info(arch).ld_so_cache_flags; }
 
 bool ld_cache_entry_matches(const LdCacheEntry& e, Arch arch) {
   return e.flags == ld_cache_flags_for(arch);

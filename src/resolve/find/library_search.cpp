@@ -268,7 +268,7 @@ std::vector<Candidate> cache_candidates(const Searcher& s, std::string_view name
 }  // namespace
 
 std::vector<std::string> default_library_dirs(Arch arch) {
-  std::string triplet = arch == Arch::Arm64 ? "aarch64-linux-gnu" : "x86_64-linux-gnu";
+  const std::string triplet(arch_info(arch).multiarch_triplet);
   return {"/lib/" + triplet, "/usr/lib/" + triplet, "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 }
 

@@ -76,7 +76,7 @@ Result<ExitScan> FunctionExits::scan(const std::string& symbol, uint64_t addr, s
     }
   }
   ExitRules rules{.cfa_above_sp = {}, .part_at = {}, .is_function = [this](uint64_t a) { return is_function(a); },
-                  .entry_cfa = arch_ == Arch::X86_64 ? 8 : 0};
+                  .entry_cfa = arch_info(arch_).entry_cfa};
   if (frames_.present()) {
     rules.cfa_above_sp = [this](uint64_t pc) { return frames_.cfa_above_sp(pc); };
     rules.part_at = [this](uint64_t target) { return part_at(target); };

@@ -230,6 +230,11 @@ InsnInfo classify_arm64(std::span<const uint8_t> code, uint64_t file_offset) {
   return {InsnClass::Rejected, name.empty() ? std::string(word) : name, std::string(why)};
 }
 
+// The kernel's two rule books (arch/x86/kernel/uprobes.c, arch/arm64/kernel/probes/)
+// are different code over different encodings: each architecture has its classifier.
+using Classifier = InsnInfo (*)(std::span<const uint8_t> code, uint64_t file_offset);
+constexpr PerArch<Classifier> kClassifiers{.x86_64 = classify_x86, .arm64 = classify_arm64};
+
 }  // namespace
 
 std::string_view to_string(InsnClass c) {
@@ -239,7 +244,7 @@ std::string_view to_string(InsnClass c) {
 }
 
 InsnInfo classify_insn(Arch arch, std::span<const uint8_t> code, uint64_t file_offset) {
-  return arch == Arch::Arm64 ? classify_arm64(code, file_offset) : classify_x86(code, file_offset);
+  return kClassifiers[arch](code, file_offset);
 }
 
 Result<InsnInfo> classify_probe_site(const std::string& path, Arch arch, uint64_t file_offset) {

@@ -21,28 +21,6 @@ struct InsnDecoder::Handle {
 
 namespace {
 
-// x86-64: every name Capstone gives a part of a general register, by whole register.
-constexpr std::array<std::array<std::string_view, 5>, 17> kX86Parts{{
-    {"rax", "eax", "ax", "al", "ah"},   {"rbx", "ebx", "bx", "bl", "bh"},   {"rcx", "ecx", "cx", "cl", "ch"},
-    {"rdx", "edx", "dx", "dl", "dh"},   {"rsi", "esi", "si", "sil", ""},    {"rdi", "edi", "di", "dil", ""},
-    {"rbp", "ebp", "bp", "bpl", ""},    {"rsp", "esp", "sp", "spl", ""},    {"r8", "r8d", "r8w", "r8b", ""},
-    {"r9", "r9d", "r9w", "r9b", ""},    {"r10", "r10d", "r10w", "r10b", ""}, {"r11", "r11d", "r11w", "r11b", ""},
-    {"r12", "r12d", "r12w", "r12b", ""}, {"r13", "r13d", "r13w", "r13b", ""}, {"r14", "r14d", "r14w", "r14b", ""},
-    {"r15", "r15d", "r15w", "r15b", ""}, {"rip", "eip", "ip", "", ""},
-}};
-
-std::string whole_register(Arch arch, std::string_view part) {
-  if (arch == Arch::X86_64) {
-    for (const auto& names : kX86Parts)
-      for (std::string_view n : names)
-        if (!n.empty() && n == part) return std::string(names[0]);
-    return std::string(part);
-  }
-  if (part == "wsp") return "sp";
-  if (part.size() >= 2 && part[0] == 'w' && part[1] >= '0' && part[1] <= '9') return "x" + std::string(part.substr(1));
-  return std::string(part);
-}
-
 bool has_group(const cs_detail* d, uint8_t g) {
   for (uint8_t i = 0; i < d->groups_count; i++)
     if (d->groups[i] == g) return true;
@@ -77,6 +55,94 @@ uint64_t arm64_pac_writes(const ArchInfo& a, const uint8_t* b) {
   return r ? 1ull << r->perf_index : 0;
 }
 
+// A register Capstone names (`eax`, `w3`, `x30`) as a perf register bit; 0 when
+// a sample carries no such register.
+uint64_t reg_bit(const ArchInfo& a, csh cs, unsigned cs_reg) {
+  const char* name = cs_reg_name(cs, cs_reg);
+  if (!name) return 0;
+  const RegInfo* r = find_reg_by_part(a, name).reg;
+  return r ? 1ull << r->perf_index : 0;
+}
+
+// One decoded instruction, as the per-architecture readers below see it.
+struct Raw {
+  csh cs;
+  const cs_insn* in;
+  const ArchInfo& arch;
+  bool relative;  // Capstone's relative-branch group
+  bool call;
+};
+
+// x86-64's operands: memory writes, a relative branch's target, %rip-relative
+// addresses and `jmp *TABLE(,%reg,8)` tables.
+void x86_details(const Raw& r, DecodedInsn& out) {
+  const cs_detail* d = r.in->detail;
+  for (uint8_t i = 0; i < d->x86.op_count; i++) {
+    const cs_x86_op& op = d->x86.operands[i];
+    if (op.type == X86_OP_MEM && (op.access & CS_AC_WRITE)) out.writes_memory = true;
+    if (op.type == X86_OP_IMM && r.relative) out.direct_target = static_cast<uint64_t>(op.imm);
+    if (op.type == X86_OP_MEM && op.mem.base == X86_REG_RIP)
+      out.rip_address = out.address + r.in->size + static_cast<uint64_t>(op.mem.disp);
+    if (op.type == X86_OP_MEM && out.indirect_jump && op.mem.base == X86_REG_INVALID && op.mem.scale == 8)
+      out.absolute_table = static_cast<uint64_t>(op.mem.disp);
+  }
+  std::string_view m = r.in->mnemonic;
+  // Capstone 4 marks `test $imm, mem` as writing mem; test only reads.
+  if (starts_with(m, "test")) out.writes_memory = false;
+  // The string stores (rep movsb, stosq...): not the sign extensions movslq, movsbl.
+  for (std::string_view prefix : {"rep ", "repne ", "repe "})
+    if (starts_with(m, prefix)) m.remove_prefix(prefix.size());
+  const bool string_store = (starts_with(m, "stos") || starts_with(m, "movs")) && m.size() == 5;
+  if (starts_with(m, "push") || r.call || string_store || m == "enter") out.writes_memory = true;
+}
+
+// arm64's: a relative branch's target, stores by mnemonic, the hints Capstone 4
+// does not name, and the base register a writeback addressing mode writes.
+void arm64_details(const Raw& r, DecodedInsn& out) {
+  const cs_detail* d = r.in->detail;
+  for (uint8_t i = 0; i < d->arm64.op_count; i++) {
+    const cs_arm64_op& op = d->arm64.operands[i];
+    if (op.type == ARM64_OP_IMM && r.relative) out.direct_target = static_cast<uint64_t>(op.imm);
+  }
+  if (arm64_writes_memory(r.in->mnemonic)) out.writes_memory = true;
+  out.regs_written |= arm64_pac_writes(r.arch, r.in->bytes);
+  if (std::string_view hint = arm64_hint_name(r.in->bytes); !hint.empty()) out.text = std::string(hint);
+  // A writeback addressing mode ([sp, #-16]!, [x0], #8) writes its base register.
+  if (d->arm64.writeback) {
+    for (uint8_t i = 0; i < d->arm64.op_count; i++) {
+      const cs_arm64_op& op = d->arm64.operands[i];
+      if (op.type == ARM64_OP_MEM) out.regs_written |= reg_bit(r.arch, r.cs, op.mem.base);
+    }
+  }
+}
+
+bool x86_call_by_name(std::string_view) { return false; }
+bool x86_return_by_name(std::string_view) { return false; }
+bool x86_always_jumps(std::string_view m) { return m.starts_with("jmp"); }
+// Capstone 4 puts bl and blr in the jump group only, and not every return in the return group.
+bool arm64_call_by_name(std::string_view m) { return m == "bl" || m == "blr" || m.starts_with("blra"); }
+bool arm64_return_by_name(std::string_view m) { return m == "ret" || m == "retaa" || m == "retab"; }
+bool arm64_always_jumps(std::string_view m) { return m == "b"; }
+
+// What differs between the two decoders. It stays here rather than in arch/: these
+// are Capstone's terms (its modes, its operand structs, its version's gaps), and
+// arch/ depends on no disassembler.
+struct DecodeRules {
+  cs_arch cs_arch_id;
+  cs_mode cs_mode_id;
+  bool att_syntax;                               // x86-64 prints AT&T: "push %rbp"
+  bool (*call_by_name)(std::string_view);        // calls Capstone's groups miss
+  bool (*return_by_name)(std::string_view);      // returns Capstone's groups miss
+  bool (*always_jumps)(std::string_view);        // a relative branch that cannot fall through: jmp, b
+  void (*details)(const Raw&, DecodedInsn&);     // reads the architecture's own operand details
+};
+
+constexpr PerArch<DecodeRules> kRules{
+    .x86_64 = {CS_ARCH_X86, CS_MODE_64, true, x86_call_by_name, x86_return_by_name, x86_always_jumps, x86_details},
+    .arm64 = {CS_ARCH_ARM64, CS_MODE_LITTLE_ENDIAN, false, arm64_call_by_name, arm64_return_by_name,
+              arm64_always_jumps, arm64_details},
+};
+
 }  // namespace
 
 InsnDecoder::InsnDecoder(Arch arch, std::unique_ptr<Handle> h) : arch_(arch), h_(std::move(h)) {}
@@ -86,11 +152,11 @@ InsnDecoder::~InsnDecoder() = default;
 
 Result<InsnDecoder> InsnDecoder::open(Arch arch) {
   auto h = std::make_unique<Handle>();
-  cs_err e = arch == Arch::Arm64 ? cs_open(CS_ARCH_ARM64, CS_MODE_LITTLE_ENDIAN, &h->cs)
-                                 : cs_open(CS_ARCH_X86, CS_MODE_64, &h->cs);
+  const DecodeRules& rules = kRules[arch];
+  cs_err e = cs_open(rules.cs_arch_id, rules.cs_mode_id, &h->cs);
   if (e != CS_ERR_OK) return err("insn: Capstone cannot decode ", arch_info(arch).name, ": ", cs_strerror(e));
   cs_option(h->cs, CS_OPT_DETAIL, CS_OPT_ON);
-  if (arch == Arch::X86_64) cs_option(h->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+  if (rules.att_syntax) cs_option(h->cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
   h->insn = cs_malloc(h->cs);
   if (!h->insn) return err("insn: Capstone: out of memory");
   return InsnDecoder(arch, std::move(h));
@@ -102,6 +168,7 @@ std::optional<DecodedInsn> InsnDecoder::decode(std::span<const uint8_t> code, ui
   uint64_t addr = address;
   cs_insn* in = h_->insn;
   if (size == 0 || !cs_disasm_iter(h_->cs, &p, &size, &addr, in)) return std::nullopt;
+  const DecodeRules& rules = kRules[arch_];
   DecodedInsn out;
   out.address = address;
   out.length = static_cast<uint8_t>(in->size);
@@ -109,68 +176,23 @@ std::optional<DecodedInsn> InsnDecoder::decode(std::span<const uint8_t> code, ui
   if (in->op_str[0]) out.text += std::string(" ") + in->op_str;
   const cs_detail* d = in->detail;
   const std::string_view mnemonic = in->mnemonic;
-  // arm64's calls by name too: Capstone 4 puts bl and blr in the jump group only.
-  const bool call = has_group(d, CS_GRP_CALL) ||
-                    (arch_ == Arch::Arm64 && (mnemonic == "bl" || mnemonic == "blr" || mnemonic.starts_with("blra")));
+  const bool call = has_group(d, CS_GRP_CALL) || rules.call_by_name(mnemonic);
   const bool jump = has_group(d, CS_GRP_JUMP) && !call;
-  // arm64's returns by name too: Capstone 4 does not put every one in the return group.
-  const bool ret = has_group(d, CS_GRP_RET) ||
-                   (arch_ == Arch::Arm64 && (mnemonic == "ret" || mnemonic == "retaa" || mnemonic == "retab"));
+  const bool ret = has_group(d, CS_GRP_RET) || rules.return_by_name(mnemonic);
   const bool relative = has_group(d, CS_GRP_BRANCH_RELATIVE);
   out.changes_flow = jump || call || ret || relative || has_group(d, CS_GRP_INT) || has_group(d, CS_GRP_IRET);
   out.indirect_jump = jump && !relative && !call && !ret;
   out.is_call = call;
   out.is_return = ret;
-  out.conditional = relative && !call && !ret &&
-                    (arch_ == Arch::X86_64 ? !mnemonic.starts_with("jmp") : mnemonic != "b");
+  out.conditional = relative && !call && !ret && !rules.always_jumps(mnemonic);
 
   const ArchInfo& a = arch_info(arch_);
   cs_regs read{}, written{};
   uint8_t nread = 0, nwritten = 0;
   if (cs_regs_access(h_->cs, in, read, &nread, written, &nwritten) == CS_ERR_OK) {
-    for (uint8_t i = 0; i < nwritten; i++) {
-      const char* name = cs_reg_name(h_->cs, written[i]);
-      if (!name) continue;
-      if (const RegInfo* r = find_reg_by_name(a, whole_register(arch_, name))) out.regs_written |= 1ull << r->perf_index;
-    }
+    for (uint8_t i = 0; i < nwritten; i++) out.regs_written |= reg_bit(a, h_->cs, written[i]);
   }
-  if (arch_ == Arch::X86_64) {
-    for (uint8_t i = 0; i < d->x86.op_count; i++) {
-      const cs_x86_op& op = d->x86.operands[i];
-      if (op.type == X86_OP_MEM && (op.access & CS_AC_WRITE)) out.writes_memory = true;
-      if (op.type == X86_OP_IMM && relative) out.direct_target = static_cast<uint64_t>(op.imm);
-      if (op.type == X86_OP_MEM && op.mem.base == X86_REG_RIP)
-        out.rip_address = address + in->size + static_cast<uint64_t>(op.mem.disp);
-      if (op.type == X86_OP_MEM && out.indirect_jump && op.mem.base == X86_REG_INVALID && op.mem.scale == 8)
-        out.absolute_table = static_cast<uint64_t>(op.mem.disp);
-    }
-    std::string_view m = in->mnemonic;
-    // Capstone 4 marks `test $imm, mem` as writing mem; test only reads.
-    if (starts_with(m, "test")) out.writes_memory = false;
-    // The string stores (rep movsb, stosq...): not the sign extensions movslq, movsbl.
-    for (std::string_view prefix : {"rep ", "repne ", "repe "})
-      if (starts_with(m, prefix)) m.remove_prefix(prefix.size());
-    const bool string_store = (starts_with(m, "stos") || starts_with(m, "movs")) && m.size() == 5;
-    if (starts_with(m, "push") || call || string_store || m == "enter") out.writes_memory = true;
-  } else {
-    for (uint8_t i = 0; i < d->arm64.op_count; i++) {
-      const cs_arm64_op& op = d->arm64.operands[i];
-      if (op.type == ARM64_OP_IMM && relative) out.direct_target = static_cast<uint64_t>(op.imm);
-    }
-    if (arm64_writes_memory(in->mnemonic)) out.writes_memory = true;
-    out.regs_written |= arm64_pac_writes(a, in->bytes);
-    if (std::string_view hint = arm64_hint_name(in->bytes); !hint.empty()) out.text = std::string(hint);
-    // A writeback addressing mode ([sp, #-16]!, [x0], #8) writes its base register.
-    if (d->arm64.writeback) {
-      for (uint8_t i = 0; i < d->arm64.op_count; i++) {
-        const cs_arm64_op& op = d->arm64.operands[i];
-        if (op.type != ARM64_OP_MEM) continue;
-        const char* name = cs_reg_name(h_->cs, op.mem.base);
-        if (!name) continue;
-        if (const RegInfo* r = find_reg_by_name(a, whole_register(arch_, name))) out.regs_written |= 1ull << r->perf_index;
-      }
-    }
-  }
+  rules.details(Raw{.cs = h_->cs, .in = in, .arch = a, .relative = relative, .call = call}, out);
   return out;
 }
 

@@ -78,10 +78,10 @@ Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
     return out;
   };
 
-  uint64_t lr_bit = 0;
-  if (arch == Arch::Arm64 && in.has_return_probe) {
-    if (const RegInfo* lr = find_reg_by_name(arch_info(arch), "x30")) lr_bit = 1ull << lr->perf_index;
-  }
+  // A return probe replaces the return address where the entry holds it: in arm64's
+  // x30, which the skipped instructions must then leave alone (x86-64 has it on the stack).
+  const ArchInfo& info = arch_info(arch);
+  const uint64_t lr_bit = in.has_return_probe && info.link_reg >= 0 ? 1ull << info.link_reg : 0;
   std::string skipped;
   std::size_t at = 0;
   std::optional<std::size_t> site;
@@ -105,7 +105,8 @@ Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
     if (uint64_t w = insn->regs_written & in.regs_read)
       return keep(what + " writes " + reg_names(arch, w) + ", which the probe reads");
     if (insn->regs_written & lr_bit)
-      return keep(what + " writes %x30, the return address that the return probe replaces");
+      return keep(what + " writes %" + std::string(find_reg_by_perf_index(info, info.link_reg)->name) +
+                  ", the return address that the return probe replaces");
     skipped += (skipped.empty() ? "" : "; ") + insn->text;
     at += insn->length;
   }
@@ -133,7 +134,7 @@ std::string describe_move(const Placement& p) {
 
 Status check_boundary(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t offset,
                       const std::string& function) {
-  if (decoder.arch() == Arch::Arm64) return ok();  // fixed width: the alignment check covers it
+  if (arch_info(decoder.arch()).fixed_insn_size) return ok();  // fixed width: the alignment check covers it
   uint64_t at = 0;
   while (at < code.size()) {
     auto insn = decoder.decode(code.subspan(at), at);

@@ -6,26 +6,6 @@
 namespace uprof {
 namespace {
 
-// x86-64 register names narrower than 64 bits, and the register whose low bytes
-// they are (by its name in arch.h). gcc names the register at the operand's size:
-// an int in rax is "-4@%eax", a short "-2@%ax", a char "1@%al".
-struct SubReg {
-  std::string_view name;
-  std::string_view reg;
-};
-constexpr std::array<SubReg, 56> kX86SubRegs{{
-    {"eax", "ax"},   {"ax", "ax"},    {"al", "ax"},    {"ebx", "bx"},   {"bx", "bx"},    {"bl", "bx"},
-    {"ecx", "cx"},   {"cx", "cx"},    {"cl", "cx"},    {"edx", "dx"},   {"dx", "dx"},    {"dl", "dx"},
-    {"esi", "si"},   {"si", "si"},    {"sil", "si"},   {"edi", "di"},   {"di", "di"},    {"dil", "di"},
-    {"ebp", "bp"},   {"bp", "bp"},    {"bpl", "bp"},   {"esp", "sp"},   {"sp", "sp"},    {"spl", "sp"},
-    {"r8d", "r8"},   {"r8w", "r8"},   {"r8b", "r8"},   {"r9d", "r9"},   {"r9w", "r9"},   {"r9b", "r9"},
-    {"r10d", "r10"}, {"r10w", "r10"}, {"r10b", "r10"}, {"r11d", "r11"}, {"r11w", "r11"}, {"r11b", "r11"},
-    {"r12d", "r12"}, {"r12w", "r12"}, {"r12b", "r12"}, {"r13d", "r13"}, {"r13w", "r13"}, {"r13b", "r13"},
-    {"r14d", "r14"}, {"r14w", "r14"}, {"r14b", "r14"}, {"r15d", "r15"}, {"r15w", "r15"}, {"r15b", "r15"},
-    {"r8l", "r8"},   {"r9l", "r9"},   {"r10l", "r10"}, {"r11l", "r11"}, {"r12l", "r12"}, {"r13l", "r13"},
-    {"r14l", "r14"}, {"r15l", "r15"},
-}};
-
 // "-4@112(%rsp)" -> "usdt: argument '-4@112(%rsp)': WHAT"
 template <class... Parts>
 Error arg_error(std::string_view text, Parts&&... what) {
@@ -71,32 +51,32 @@ std::string_view take_name(std::string_view& s) {
   return name;
 }
 
-// An x86-64 register operand without its '%': "rbp", "eax", "r12d" -> perf index.
-Result<uint8_t> x86_reg(std::string_view text, std::string_view name) {
+// A register operand by its name at the operand's size (arch.h's register parts):
+// x86-64 "rbp", "eax", "r12d" (`sigil` "%", as errors print it), arm64 "x0", "w1",
+// "sp", "fp" -> perf index.
+Result<uint8_t> operand_reg(const ArchInfo& a, std::string_view text, std::string_view name,
+                            std::string_view sigil) {
+  FoundPart part = find_reg_by_part(a, name);
   // %ah..%dh are bits 8-15 of their register: no perf register holds them as the
   // low bytes a size-1 read takes, so they would read the wrong byte.
-  if (name == "ah" || name == "bh" || name == "ch" || name == "dh")
-    return arg_error(text, "high-byte register '%", name, "' is not supported");
-  const ArchInfo& a = arch_info(Arch::X86_64);
-  std::string_view canon = name;
-  for (const auto& s : kX86SubRegs)
-    if (s.name == name) canon = s.reg;
-  const RegInfo* r = find_reg_by_name(a, canon);
-  // The segment registers and flags are in the table for samples, never an operand.
-  if (!r || (r->perf_index >= 9 && r->perf_index <= 15))
-    return arg_error(text, "unknown register '%", name, "' (x86_64)");
-  return r->perf_index;
+  if (part.reg && part.byte_offset)
+    return arg_error(text, "high-byte register '", sigil, name, "' is not supported");
+  // The segment registers and flags (x86-64) and pc (arm64) are in the table for
+  // samples, never an operand.
+  if (!part.reg || !part.reg->operand)
+    return arg_error(text, "unknown register '", sigil, name, "' (", a.name, ")");
+  return part.reg->perf_index;
 }
 
 // "%rbp" at the front of `s`, consumed.
-Result<uint8_t> take_x86_reg(std::string_view text, std::string_view& s) {
+Result<uint8_t> take_x86_reg(const ArchInfo& a, std::string_view text, std::string_view& s) {
   if (!eat(s, '%')) return arg_error(text, "expected a register at '", s, "'");
   auto name = take_name(s);
   if (name.empty()) return arg_error(text, "expected a register name after '%'");
-  return x86_reg(text, name);
+  return operand_reg(a, text, name, "%");
 }
 
-Result<UsdtLocation> parse_x86_operand(std::string_view text, std::string_view s) {
+Result<UsdtLocation> parse_x86_operand(const ArchInfo& a, std::string_view text, std::string_view s) {
   // 4@$5, -4@$-1: an immediate.
   if (eat(s, '$')) {
     auto v = take_int(s);
@@ -105,7 +85,7 @@ Result<UsdtLocation> parse_x86_operand(std::string_view text, std::string_view s
   }
   // 8@%rbp, -4@%eax: a register.
   if (s.starts_with('%')) {
-    UPROF_ASSIGN(uint8_t reg, take_x86_reg(text, s));
+    UPROF_ASSIGN(uint8_t reg, take_x86_reg(a, text, s));
     if (!s.empty()) return arg_error(text, "unknown form: '", s, "' after the register");
     return UsdtLocation{UsdtRegister{reg}};
   }
@@ -122,11 +102,11 @@ Result<UsdtLocation> parse_x86_operand(std::string_view text, std::string_view s
   // 8@(,%rdx,8): no base register, an absolute address; gcc only emits it for
   // non-PIC code's arrays, and it needs a symbol's address to mean anything.
   if (s.starts_with(',')) return arg_error(text, "unknown form: an index without a base register");
-  UPROF_ASSIGN(m.base, take_x86_reg(text, s));
+  UPROF_ASSIGN(m.base, take_x86_reg(a, text, s));
   skip_spaces(s);
   if (eat(s, ',')) {
     skip_spaces(s);
-    UPROF_ASSIGN(uint8_t index, take_x86_reg(text, s));
+    UPROF_ASSIGN(uint8_t index, take_x86_reg(a, text, s));
     m.index = index;
     skip_spaces(s);
     // (%rax,%rdx) has scale 1; (%rax,%rdx,8) scale 8.
@@ -143,19 +123,9 @@ Result<UsdtLocation> parse_x86_operand(std::string_view text, std::string_view s
   return UsdtLocation{m};
 }
 
-// An arm64 register operand: "x0".."x30", "w0".."w30" (the low half of x0..x30),
-// "sp" (and "wsp"), "fp"/"lr" as arch.h spells x29/x30.
-Result<uint8_t> arm64_reg(std::string_view text, std::string_view name) {
-  const ArchInfo& a = arch_info(Arch::Arm64);
-  std::string canon(name);
-  if (name == "wsp") canon = "sp";
-  else if (name.size() >= 2 && name[0] == 'w' && name[1] >= '0' && name[1] <= '9') canon[0] = 'x';
-  const RegInfo* r = find_reg_by_name(a, canon);
-  if (!r || r->perf_index == a.ip_reg) return arg_error(text, "unknown register '", name, "' (arm64)");
-  return r->perf_index;
-}
-
-Result<UsdtLocation> parse_arm64_operand(std::string_view text, std::string_view s) {
+// arm64 operands name "x0".."x30", "w0".."w30" (the low half of x0..x30), "sp"
+// (and "wsp"), "fp"/"lr" as arch.h spells x29/x30.
+Result<UsdtLocation> parse_arm64_operand(const ArchInfo& a, std::string_view text, std::string_view s) {
   // 4@5, -4@-1: an immediate (the assembler's "#5" is printed without its '#';
   // accept it anyway).
   eat(s, '#');
@@ -168,7 +138,7 @@ Result<UsdtLocation> parse_arm64_operand(std::string_view text, std::string_view
   if (eat(s, '[')) {
     skip_spaces(s);
     UsdtMemory m;
-    UPROF_ASSIGN(m.base, arm64_reg(text, take_name(s)));
+    UPROF_ASSIGN(m.base, operand_reg(a, text, take_name(s), ""));
     skip_spaces(s);
     if (eat(s, ',')) {
       skip_spaces(s);
@@ -186,9 +156,14 @@ Result<UsdtLocation> parse_arm64_operand(std::string_view text, std::string_view
   // 8@x0, -4@w1, 8@sp: a register.
   auto name = take_name(s);
   if (name.empty() || !s.empty()) return arg_error(text, "unknown form");
-  UPROF_ASSIGN(uint8_t reg, arm64_reg(text, name));
+  UPROF_ASSIGN(uint8_t reg, operand_reg(a, text, name, ""));
   return UsdtLocation{UsdtRegister{reg}};
 }
+
+// The two assemblers' operand syntaxes (AT&T `-4@8(%rbp)`, A64 `-4@[sp, 8]`) are
+// different grammars: each has its parser.
+using OperandParser = Result<UsdtLocation> (*)(const ArchInfo&, std::string_view, std::string_view);
+constexpr PerArch<OperandParser> kOperandParsers{.x86_64 = parse_x86_operand, .arm64 = parse_arm64_operand};
 
 }  // namespace
 
@@ -205,7 +180,7 @@ Result<UsdtArg> parse_usdt_arg(Arch arch, std::string_view text) {
   a.is_signed = *size < 0;
   a.text = std::string(text);
   if (s.empty()) return arg_error(text, "no operand after '@'");
-  auto loc = arch == Arch::Arm64 ? parse_arm64_operand(text, s) : parse_x86_operand(text, s);
+  auto loc = kOperandParsers[arch](arch_info(arch), text, s);
   if (!loc) return std::move(loc).take_error();
   a.location = *loc;
   return a;

@@ -15,7 +15,7 @@
 
 #include "uprof/arch/arch.h"
 #include "uprof/resolve/dwarf/dwarf_expr.h"
-#include "uprof/resolve/dwarf/param_location.h"
+#include "uprof/resolve/dwarf/value_type.h"
 
 namespace uprof {
 
