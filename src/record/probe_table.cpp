@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "uprof/model/probe_label.h"
+#include "uprof/model/usdt_pair.h"
 #include "uprof/record/value_binding.h"
 
 namespace uprof {
@@ -18,6 +20,29 @@ ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_
     c.values.push_back(ValueSpec{.name = "$sp", .source = ValueSource::Register, .reg = arch.sp_reg, .hex = true});
   c.reads = reads_for(c.values, arch);
   return c;
+}
+
+// What `p` (made from `r`) does in which report row, as the data file records it
+// (format 1.6; model/recording.h RowRole): `-e add` -> Entry and Return (or Exit) of row
+// "add"; `-e add+0x10` -> Instruction, "add+0x10"; usdt:python:gc__start -> UsdtStart of
+// "python:gc"; an inlined copy of sq -> Inlined, "sq"; lines.c:23 -> Line, "lines.c:23".
+void place_in_row(ProbeInfo& p, const ResolvedProbe& r) {
+  if (r.usdt) {
+    const auto half = usdt_pair_half(r.function);
+    p.role = !half ? RowRole::Usdt : half->second ? RowRole::UsdtDone : RowRole::UsdtStart;
+    p.row = half ? half->first : r.function;
+  } else if (r.site) {
+    p.role = r.inlined_into.empty() ? RowRole::Line : RowRole::Inlined;
+    p.row = r.function;
+  } else if (p.kind == ProbeKind::Exit) {
+    p.role = RowRole::Exit;
+    p.row = r.function;
+  } else {
+    // A raw offset outside every function is named with its file: "./app:0x1139".
+    const std::string label = probe_label(r.function, r.offset_in_function, r.file_offset);
+    p.role = p.kind == ProbeKind::Return ? RowRole::Return : r.offset_in_function ? RowRole::Instruction : RowRole::Entry;
+    p.row = r.function.empty() ? r.path + ":" + label : label;
+  }
 }
 
 }  // namespace
@@ -158,6 +183,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                   .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
                   .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call,
                   .usdt = r.usdt, .pair_key = r.usdt ? pair_key : 0, .site = r.site};
+      place_in_row(p, r);
       plan.capture.arch = r.arch;
       plan.capture.probes.push_back(capture_for(p, arch, kind == ProbeKind::Entry ? r.semaphore_offset : 0));
       plan.probes.push_back(std::move(p));

@@ -210,6 +210,17 @@ Status decode_memory(ByteReader& r, ValueSpec& v) {
   return ok();
 }
 
+// Where the probe counts (1.6): u8 role, string row. "add" at its entry -> 01 03 'add'.
+Status decode_row(ByteReader& r, ProbeInfo& p) {
+  auto role = r.read<uint8_t>();
+  auto row = get_string(r, 64 << 10);
+  if (!role || !row) return bad("PROBES", r, "truncated probe role");
+  if (*role > kLastRowRole) return bad("PROBES", r, "bad probe role");
+  p.role = static_cast<RowRole>(*role);
+  p.row = std::move(*row);
+  return ok();
+}
+
 }  // namespace
 
 std::string encode_probes(const std::vector<ProbeInfo>& probes) {
@@ -229,6 +240,8 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
     put_varint(out, p.vaddr);
     put_varint(out, p.offset_in_function);
     if (p.usdt) put_varint(out, p.pair_key);
+    out.push_back(static_cast<char>(p.role));  // 1.6
+    put_string(out, p.row);
     put_varint(out, p.values.size());
     for (const auto& v : p.values) {
       put_string(out, v.name);
@@ -246,7 +259,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
   return out;
 }
 
-Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
+Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r, uint16_t minor) {
   auto n = get_varint(r);
   if (!n || *n > r.remaining()) return bad("PROBES", r, "bad probe count");
   std::vector<ProbeInfo> out;
@@ -270,8 +283,10 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r) {
     auto fo = get_varint(r), va = get_varint(r), oif = get_varint(r);
     std::optional<uint64_t> key = 0;
     if (p.usdt) key = get_varint(r);
+    if (!fo || !va || !oif || !key) return bad("PROBES", r, "truncated probe");
+    if (minor >= 6) UPROF_TRY(decode_row(r, p));
     auto nv = get_varint(r);
-    if (!fo || !va || !oif || !key || !nv) return bad("PROBES", r, "truncated probe");
+    if (!nv) return bad("PROBES", r, "truncated probe");
     if (*key > UINT32_MAX) return bad("PROBES", r, "bad pair key");
     p.pair_key = static_cast<uint32_t>(*key);
     if (*nv > kMaxValues) return bad("PROBES", r, "too many values for one probe");
@@ -400,6 +415,52 @@ void encode_event(const Event& e, EventCodecState& state, std::string& out) {
   }
 }
 
+namespace {
+
+// The fields of a sample (kind 1, or 6 with its missing mask) after its time delta.
+Status decode_sample(ByteReader& r, uint8_t kind, EventCodecState& state, Event& e) {
+  auto probe = get_varint(r), tid = get_varint(r), dp = get_varint(r);
+  if (!probe || !tid || !dp) return bad("EVENTS", r, "truncated sample");
+  if (kind == kPartialSampleKind) {
+    auto m = get_varint(r);
+    if (!m) return bad("EVENTS", r, "truncated sample");
+    e.missing = static_cast<uint32_t>(*m);
+  }
+  if (*probe >= state.nvalues.size()) return bad("EVENTS", r, "sample of an unknown probe");
+  e.kind = EventKind::Sample;
+  e.probe = static_cast<uint32_t>(*probe);
+  e.tid = static_cast<uint32_t>(*tid);
+  // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
+  e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
+  const uint8_t n = std::min<uint8_t>(state.nvalues[e.probe], kMaxValues);
+  const uint32_t strings = e.probe < state.strings.size() ? state.strings[e.probe] : 0;
+  for (uint8_t i = 0; i < n; i++) {
+    auto v = get_varint(r);
+    if (!v) return bad("EVENTS", r, "truncated sample values");
+    if (strings >> i & 1) {
+      // Read back, a string slot holds its StringPool id (model/string_value.h).
+      const uint64_t len = *v >> 1;
+      if (len > r.remaining()) return bad("EVENTS", r, "truncated string value");
+      auto bytes = r.bytes(static_cast<std::size_t>(len));
+      if (!bytes) return bad("EVENTS", r, "truncated string value");
+      e.values[i] = e.missing >> i & 1 ? 0
+                    : state.pool->intern(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                                         (*v & 1) != 0);
+      continue;
+    }
+    e.values[i] = static_cast<uint64_t>(unzigzag(*v));
+  }
+  e.nvalues = n;
+  if (e.probe < state.frame.size() && state.frame[e.probe]) {
+    auto sp = get_varint(r);
+    if (!sp) return bad("EVENTS", r, "truncated sample stack pointer");
+    e.frame = *sp;
+  }
+  return ok();
+}
+
+}  // namespace
+
 Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   auto kind = r.read<uint8_t>();
   auto dt = get_varint(r);
@@ -416,46 +477,8 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.text.clear();
   switch (*kind) {
     case kPartialSampleKind:
-    case static_cast<uint8_t>(EventKind::Sample): {
-      auto probe = get_varint(r), tid = get_varint(r), dp = get_varint(r);
-      if (!probe || !tid || !dp) return bad("EVENTS", r, "truncated sample");
-      if (*kind == kPartialSampleKind) {
-        auto m = get_varint(r);
-        if (!m) return bad("EVENTS", r, "truncated sample");
-        e.missing = static_cast<uint32_t>(*m);
-      }
-      if (*probe >= state.nvalues.size()) return bad("EVENTS", r, "sample of an unknown probe");
-      e.kind = EventKind::Sample;
-      e.probe = static_cast<uint32_t>(*probe);
-      e.tid = static_cast<uint32_t>(*tid);
-      // Unsigned: a damaged tid or delta must wrap, not overflow (UB) as int64_t would.
-      e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
-      const uint8_t n = std::min<uint8_t>(state.nvalues[e.probe], kMaxValues);
-      const uint32_t strings = e.probe < state.strings.size() ? state.strings[e.probe] : 0;
-      for (uint8_t i = 0; i < n; i++) {
-        auto v = get_varint(r);
-        if (!v) return bad("EVENTS", r, "truncated sample values");
-        if (strings >> i & 1) {
-          // Read back, a string slot holds its StringPool id (model/string_value.h).
-          const uint64_t len = *v >> 1;
-          if (len > r.remaining()) return bad("EVENTS", r, "truncated string value");
-          auto bytes = r.bytes(static_cast<std::size_t>(len));
-          if (!bytes) return bad("EVENTS", r, "truncated string value");
-          e.values[i] = e.missing >> i & 1 ? 0
-                        : state.pool->intern(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
-                                             (*v & 1) != 0);
-          continue;
-        }
-        e.values[i] = static_cast<uint64_t>(unzigzag(*v));
-      }
-      e.nvalues = n;
-      if (e.probe < state.frame.size() && state.frame[e.probe]) {
-        auto sp = get_varint(r);
-        if (!sp) return bad("EVENTS", r, "truncated sample stack pointer");
-        e.frame = *sp;
-      }
-      return ok();
-    }
+    case static_cast<uint8_t>(EventKind::Sample):
+      return decode_sample(r, *kind, state, e);
     case static_cast<uint8_t>(EventKind::Lost): {
       auto probe = get_varint(r), lost = get_varint(r);
       if (!probe || !lost) return bad("EVENTS", r, "truncated lost record");

@@ -83,7 +83,7 @@ Result<DataFileReader> DataFileReader::open(const std::string& path) {
       if (!m) return err("store: ", path, ": byte ", at + kSectionHeaderSize, ": ", m.error().message);
       r.meta_ = std::move(m).value();
     } else {
-      auto p = decode_probes(br);
+      auto p = decode_probes(br, minor);
       if (!p) return err("store: ", path, ": byte ", at + kSectionHeaderSize, ": ", p.error().message);
       r.probes_ = std::move(p).value();
       r.codec_ = event_codec_state(r.probes_, 0);

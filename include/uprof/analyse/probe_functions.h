@@ -1,4 +1,8 @@
 // Which probes belong to which function, and how each probe takes part in pairing.
+// A data file of format 1.6 says what each probe does in which report row (ProbeInfo::role
+// and ::row, written by the recorder); for older files the same is guessed from the
+// names and flags, as below. The example tables show the guesses; a 1.6 file's roles
+// and rows say the same of them.
 //
 // An entry probe and a return probe belong to the same function when they have
 // the same `path` and the same function entry address (vaddr - offset_in_function),
@@ -62,6 +66,7 @@
 #include <vector>
 
 #include "uprof/model/recording.h"
+#include "uprof/model/usdt_pair.h"  // usdt_pair_half, for this file's users
 
 namespace uprof {
 
@@ -112,10 +117,10 @@ struct ProbeFunctions {
   }
 };
 
-// "python:function__entry" -> {"python:function", false}; "python:gc__done" ->
-// {"python:gc", true} (the half that closes); nullopt for a name that is no pair's half.
-std::optional<std::pair<std::string, bool>> usdt_pair_half(std::string_view function);
-
+// Groups by each probe's recorded role and row (ProbeInfo::role, ::row; format 1.6)
+// when every probe has one; otherwise (files of 1.0-1.5, tables built by hand) by what
+// the names and flags suggest (src/analyse/probe_functions_guess.h). Both give the
+// grouping described above.
 ProbeFunctions group_probes(std::span<const ProbeInfo> probes);
 
 }  // namespace uprof

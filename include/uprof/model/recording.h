@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "uprof/arch/arch.h"
@@ -84,6 +85,34 @@ struct ValueSpec {
 // exit instruction.
 enum class ProbeKind : uint8_t { Entry = 0, Return = 1, Exit = 2 };
 
+// What a probe does in its report row, as the recorder knew it (format 1.6; older files
+// do not say, and analyse/probe_functions.h guesses it from the names and flags):
+//   -e add           Entry, Return (or Exit, one per exit instruction), row "add"
+//   -e add+0x10      Instruction, row "add+0x10" (counts hits; so does a raw offset
+//                    outside every function, row "./app:0x5000", unless BIN:0xOFF%return
+//                    makes it an Entry)
+//   -e twice         Inlined, row "twice", for each copy the compiler inlined
+//   -e lines.c:23    Line, row "lines.c:23"
+//   -e 'usdt:python:gc__*'   UsdtStart (gc__start), UsdtDone (gc__done), row "python:gc":
+//                    the two halves of a pair (analyse/probe_functions.h); Usdt for a
+//                    probe that is no pair's half, row "python:line"
+// Unrecorded: a file older than 1.6, or a table built by hand.
+enum class RowRole : uint8_t {
+  Unrecorded = 0,
+  Entry = 1,
+  Return = 2,
+  Exit = 3,
+  Inlined = 4,
+  Line = 5,
+  UsdtStart = 6,
+  UsdtDone = 7,
+  Usdt = 8,
+  Instruction = 9,
+};
+inline constexpr uint8_t kLastRowRole = static_cast<uint8_t>(RowRole::Instruction);
+// "entry", "usdt-start", ...; "?" for a byte no role has.
+std::string_view to_string(RowRole role);
+
 struct ProbeInfo {
   uint32_t index = 0;           // position in the probe table; events refer to it
   ProbeKind kind = ProbeKind::Entry;
@@ -112,6 +141,11 @@ struct ProbeInfo {
   // file is one function that counts hits; an inlined copy shares the row of its
   // function's out-of-line copy (analyse/probe_functions.h).
   bool site = false;
+  // Format 1.6: what the probe does (see RowRole) in which report row, as the recorder
+  // knew it: "add", "add+0x10", "python:gc" (both halves of a pair), "lines.c:23".
+  // `spec` (above) is the -e text it came from.
+  RowRole role = RowRole::Unrecorded;
+  std::string row{};
 };
 
 struct RecordingMeta {

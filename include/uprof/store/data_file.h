@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=5  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=6  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -13,8 +13,14 @@
 //                   in files of earlier 1.1 builds); unknown keys are skipped
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return,
 //                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2), 0x20 USDT
-//                   (1.4), 0x10 a site: a source line or an inlined copy (1.5)), string spec, path, build_id, function, symbol, v file_offset,
-//                   v vaddr, v offset_in_function, [a USDT probe: v pair_key (1.4)], v nvalues, nvalues x (string name, u8 source,
+//                   (1.4), 0x10 a site: a source line or an inlined copy (1.5)), string spec
+//                   (the -e text), path, build_id, function, symbol, v file_offset, v vaddr,
+//                   v offset_in_function, [a USDT probe: v pair_key (1.4)],
+//                   [1.6: u8 role, string row: what the probe does in which report row, as
+//                   the recorder knew it: 0 not recorded, 1 function entry, 2 function return,
+//                   3 exit site, 4 inlined copy, 5 source line, 6 USDT start, 7 USDT done, 8 USDT
+//                   probe of no pair, 9 an instruction (add+0x10, a raw offset): model/recording.h
+//                   RowRole], v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
 //                   8 memory (1.3));
 //                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable,
@@ -62,8 +68,9 @@ inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
 // 1.1: typed values; 1.2: exit probes and the stack pointer of their samples; 1.3:
 // memory reads and strings; 1.4: USDT probes; 1.5: sites (source lines, inlined
-// copies). Older files read the same; a newer minor may carry flags this build ignores.
-inline constexpr uint16_t kDataMinor = 5;
+// copies); 1.6: each probe's role and report row (the spec was there from 1.0). Older
+// files read the same; a newer minor may carry flags this build ignores.
+inline constexpr uint16_t kDataMinor = 6;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -76,7 +83,8 @@ inline constexpr uint8_t kPartialSampleKind = 6;
 std::string encode_meta(const RecordingMeta& m);
 Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch);
 std::string encode_probes(const std::vector<ProbeInfo>& probes);
-Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r);
+// `minor`: the file's format minor (a 1.5 file has no role and row).
+Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r, uint16_t minor = kDataMinor);
 std::string encode_trailer(const Trailer& t);
 Result<Trailer> decode_trailer(ByteReader& r);
 
