@@ -26,6 +26,118 @@ namespace po = boost::program_options;
 
 namespace uprof::cli {
 
+namespace {
+
+// --list-usdt BIN: its USDT notes.
+int list_usdt(const std::string& bin) {
+  auto elf = ElfFile::open(bin);
+  if (!elf) return fail(elf.error().message);
+  auto probes = read_usdt_probes(*elf);
+  if (!probes) return fail(probes.error().message);
+  std::cout << render_usdt_list(bin, *probes);
+  return 0;
+}
+
+// Every spec's probes, in the order given.
+Result<std::vector<ResolvedProbe>> resolve_all(Resolver& resolver, const std::vector<std::string>& specs,
+                                               const std::string& bin) {
+  std::vector<ResolvedProbe> all;
+  for (const auto& a : specs) {
+    UPROF_ASSIGN(ProbeSpec spec, parse_probe_spec(a));
+    UPROF_ASSIGN(std::vector<ResolvedProbe> probes, resolver.resolve(spec, bin));
+    all.insert(all.end(), probes.begin(), probes.end());
+  }
+  return all;
+}
+
+// --cleanup: the tracefs probes that killed uprofs left.
+int cleanup() {
+  auto dir = find_tracefs();
+  if (!dir) return fail(dir.error().message);
+  auto cleaned = remove_stale_uprof_probes(*dir);
+  if (!cleaned) return fail(cleaned.error().message);
+  for (const auto& line : describe_cleanup(*cleaned, *dir)) std::cout << line << "\n";
+  if (cleaned->removed_groups.empty() && cleaned->busy_events.empty())
+    std::cout << "no stale uprof probes in " << *dir << "/uprobe_events\n";
+  return cleaned->busy_events.empty() ? 0 : 1;
+}
+
+// --list BIN [GLOB]: the functions, with their signatures from DWARF when the file (or
+// its debug file) has it; a listing without them is still useful, so a DWARF problem is
+// only a warning.
+int list_functions(Resolver& resolver, const std::string& bin, const std::string& pattern) {
+  auto img = resolver.image(bin);
+  if (!img) return fail(img.error().message);
+  std::optional<DwarfIndex> dwarf;
+  if (const ElfFile* df = (*img)->dwarf_file()) {
+    auto idx = DwarfIndex::build(df->elf(), df->path());
+    if (idx) dwarf.emplace(std::move(idx).value());
+    else std::cerr << "uprof: warning: " << idx.error().message << "\n";
+  }
+  SignatureLookup sig;
+  if (dwarf) sig = [&](uint64_t addr) {
+    const DwarfFunction* f = dwarf->at_entry(addr);
+    return f ? f->signature() : std::string();
+  };
+  auto [text, n] = render_function_list(**img, pattern, sig);
+  if (n == 0) return fail("elf: " + bin + ": no function matches '" + pattern + "'");
+  std::cout << text;
+  return 0;
+}
+
+// --vars: each probe's parameters and return value, typed, and where they live.
+int show_vars(Resolver& resolver, const std::vector<ResolvedProbe>& probes) {
+  TypedValueResolver dwarf;
+  for (const auto& p : probes) {
+    auto img = resolver.image(p.path);
+    if (!img) return fail(img.error().message);
+    auto params = dwarf.params(**img, p);
+    if (!params) return fail(params.error().message);
+    if (!*params) return fail("dwarf: " + p.path + ": no DWARF describes " + p.label() + " (install debug info)");
+    std::cout << render_vars(p, **params);
+  }
+  return 0;
+}
+
+// What each spec resolves to, as record would probe it: how each function's returns
+// are measured, where its entry probe goes (its values bound as record binds them), and
+// what the kernel will do with the instruction there: what a hit costs.
+int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool exact_site) {
+  auto risks = unwind_risks(resolver, probes);
+  if (!risks) return fail(risks.error().message);
+  std::vector<Placement> placements(probes.size());
+  if (!exact_site) {
+    TypedValueResolver dwarf;
+    std::vector<std::string> notes;
+    for (auto& p : probes) {
+      auto img = resolver.image(p.path);
+      if (img) (void)apply_typed_values(dwarf, **img, p, true, notes);  // a DWARF problem: raw values only
+    }
+    std::vector<SiteMove> moves;
+    placements.clear();
+    if (auto s = place_sites(resolver, probes, PlanOptions{}, *risks, moves, &placements); !s)
+      return fail(s.error().message);
+  }
+  drop_exits_at_entry(probes, *risks);
+  std::vector<std::string> first_insn, returns;
+  for (const auto& p : probes) returns.push_back(describe_returns(p, risks->of(p)));
+  for (std::size_t i = 0; i < probes.size(); i++) {
+    const auto& p = probes[i];
+    auto info = classify_probe_site(p.path, p.arch, p.file_offset);
+    std::string text = info ? describe(*info) : "?";
+    if (placements[i].moved()) text = describe_move(placements[i]) + " " + text;
+    else if (!placements[i].kept_because.empty()) text += "; stays: " + placements[i].kept_because;
+    first_insn.push_back(std::move(text));
+  }
+  std::cout << render_resolved(probes, first_insn, returns);
+  for (const auto& line : resolution_notes(probes)) std::cout << line << "\n";
+  return 0;
+}
+
+}  // namespace
+
+// Long for its option table (20 lines of help) and the order of its modes; each mode is a
+// function above.
 int cmd_probe(int argc, char** argv) {
   po::options_description opts(
       "usage: uprof probe [--list | --list-usdt] BIN [SPEC... | PATTERN]\n"
@@ -69,14 +181,7 @@ int cmd_probe(int argc, char** argv) {
   }
   if (vm.count("cleanup")) {
     if (vm.count("binary")) return usage_error("probe", "--cleanup takes no binary or spec");
-    auto dir = find_tracefs();
-    if (!dir) return fail(dir.error().message);
-    auto cleaned = remove_stale_uprof_probes(*dir);
-    if (!cleaned) return fail(cleaned.error().message);
-    for (const auto& line : describe_cleanup(*cleaned, *dir)) std::cout << line << "\n";
-    if (cleaned->removed_groups.empty() && cleaned->busy_events.empty())
-      std::cout << "no stale uprof probes in " << *dir << "/uprobe_events\n";
-    return cleaned->busy_events.empty() ? 0 : 1;
+    return cleanup();
   }
   if (!vm.count("binary")) return usage_error("probe", "no binary given");
   std::string bin = vm["binary"].as<std::string>();
@@ -104,12 +209,7 @@ int cmd_probe(int argc, char** argv) {
 
   if (vm.count("list-usdt")) {
     if (!args.empty()) return usage_error("probe", "--list-usdt takes one binary and nothing else");
-    auto elf = ElfFile::open(bin);
-    if (!elf) return fail(elf.error().message);
-    auto probes = read_usdt_probes(*elf);
-    if (!probes) return fail(probes.error().message);
-    std::cout << render_usdt_list(bin, *probes);
-    return 0;
+    return list_usdt(bin);
   }
 
   // A stripped file's debug file may come from debuginfod ($DEBUGINFOD_URLS): its
@@ -128,79 +228,14 @@ int cmd_probe(int argc, char** argv) {
 
   if (vm.count("list")) {
     if (args.size() > 1) return usage_error("probe", "--list takes one pattern");
-    auto img = resolver.image(bin);
-    if (!img) return fail(img.error().message);
-    std::string pattern = args.empty() ? "" : args[0];
-    // Signatures from DWARF when the file (or its debug file) has it; a listing
-    // without them is still useful, so a DWARF problem is only a warning.
-    std::optional<DwarfIndex> dwarf;
-    if (const ElfFile* df = (*img)->dwarf_file()) {
-      auto idx = DwarfIndex::build(df->elf(), df->path());
-      if (idx) dwarf.emplace(std::move(idx).value());
-      else std::cerr << "uprof: warning: " << idx.error().message << "\n";
-    }
-    SignatureLookup sig;
-    if (dwarf) sig = [&](uint64_t addr) {
-      const DwarfFunction* f = dwarf->at_entry(addr);
-      return f ? f->signature() : std::string();
-    };
-    auto [text, n] = render_function_list(**img, pattern, sig);
-    if (n == 0) return fail("elf: " + bin + ": no function matches '" + pattern + "'");
-    std::cout << text;
-    return 0;
+    return list_functions(resolver, bin, args.empty() ? "" : args[0]);
   }
 
   if (args.empty()) return usage_error("probe", "no probe spec given (or use --list)");
-  std::vector<ResolvedProbe> all_probes;
-  for (const auto& a : args) {
-    auto spec = parse_probe_spec(a);
-    if (!spec) return fail(spec.error().message);
-    auto probes = resolver.resolve(*spec, bin);
-    if (!probes) return fail(probes.error().message);
-    all_probes.insert(all_probes.end(), probes->begin(), probes->end());
-  }
-  if (vm.count("vars")) {
-    TypedValueResolver dwarf;
-    for (const auto& p : all_probes) {
-      auto img = resolver.image(p.path);
-      if (!img) return fail(img.error().message);
-      auto params = dwarf.params(**img, p);
-      if (!params) return fail(params.error().message);
-      if (!*params) return fail("dwarf: " + p.path + ": no DWARF describes " + p.label() + " (install debug info)");
-      std::cout << render_vars(p, **params);
-    }
-    return 0;
-  }
-  // How record measures each function's returns (record/unwind_risk.h).
-  if (auto s = mark_unwind_risk(resolver, all_probes); !s) return fail(s.error().message);
-  // Where record puts each entry probe (its values bound as record binds them), and
-  // what the kernel will do with the instruction there: what a hit costs.
-  std::vector<Placement> placements(all_probes.size());
-  if (!vm.count("exact-site")) {
-    TypedValueResolver dwarf;
-    std::vector<std::string> notes;
-    for (auto& p : all_probes) {
-      auto img = resolver.image(p.path);
-      if (img) (void)apply_typed_values(dwarf, **img, p, true, notes);  // a DWARF problem: raw values only
-    }
-    std::vector<SiteMove> moves;
-    placements.clear();
-    if (auto s = place_sites(resolver, all_probes, PlanOptions{}, moves, &placements); !s) return fail(s.error().message);
-  }
-  drop_exits_at_entry(all_probes);
-  std::vector<std::string> first_insn, returns;
-  for (const auto& p : all_probes) returns.push_back(describe_returns(p));
-  for (std::size_t i = 0; i < all_probes.size(); i++) {
-    const auto& p = all_probes[i];
-    auto info = classify_probe_site(p.path, p.arch, p.file_offset);
-    std::string text = info ? describe(*info) : "?";
-    if (placements[i].moved()) text = describe_move(placements[i]) + " " + text;
-    else if (!placements[i].kept_because.empty()) text += "; stays: " + placements[i].kept_because;
-    first_insn.push_back(std::move(text));
-  }
-  std::cout << render_resolved(all_probes, first_insn, returns);
-  for (const auto& line : resolution_notes(all_probes)) std::cout << line << "\n";
-  return 0;
+  auto all_probes = resolve_all(resolver, args, bin);
+  if (!all_probes) return fail(all_probes.error().message);
+  if (vm.count("vars")) return show_vars(resolver, *all_probes);
+  return show_resolved(resolver, std::move(all_probes).value(), vm.count("exact-site") > 0);
 }
 
 }  // namespace uprof::cli

@@ -42,14 +42,14 @@ std::string auto_pair_note(const ResolvedProbe& p) {
 }
 }  // namespace
 
-std::string describe_returns(const ResolvedProbe& p) {
-  if (p.offset_in_function != 0 || p.function.empty() || p.site) return "-";
-  if (p.usdt) return auto_pair_note(p);
-  if (p.return_risk.empty()) return "return probe";
-  if (p.exits.empty()) return "none: " + p.exits_blocker;
+std::string describe_returns(const ResolvedProbe& p, const ReturnRisk* risk) {
+  if (p.offset_in_function != 0 || p.function.empty() || p.is_site()) return "-";
+  if (p.is_usdt()) return auto_pair_note(p);
+  if (!risk) return "return probe";
+  if (risk->exits.empty()) return "none: " + risk->exits_blocker;
   std::size_t tail = 0;
-  for (const auto& x : p.exits) tail += x.tail_call;
-  std::string s = "at " + std::to_string(p.exits.size()) + " exit" + (p.exits.size() > 1 ? "s" : "");
+  for (const auto& x : risk->exits) tail += x.tail_call;
+  std::string s = "at " + std::to_string(risk->exits.size()) + " exit" + (risk->exits.size() > 1 ? "s" : "");
   if (tail) s += " (" + std::to_string(tail) + " tail call" + (tail > 1 ? "s" : "") + ")";
   return s;
 }
@@ -104,8 +104,8 @@ std::string describe_location(Arch arch, const std::vector<LocationPiece>& piece
 }
 
 std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params) {
-  const std::string name = probe.site ? probe.describe() : probe.label();
-  std::string out = name + (probe.offset_in_function || probe.site ? "" : " at entry") + " (" + probe.path +
+  const std::string name = probe.is_site() ? probe.describe() : probe.label();
+  std::string out = name + (probe.offset_in_function || probe.is_site() ? "" : " at entry") + " (" + probe.path +
                     ", file offset " + hex(probe.file_offset) + "):\n";
   std::size_t width = 8;
   for (const auto& p : params.params) width = std::max(width, p.type.name.size() + 1 + p.name.size());
@@ -117,7 +117,7 @@ std::string render_vars(const ResolvedProbe& probe, const FunctionParams& params
     line(p.type.name + " " + p.name,
          p.available ? describe_location(probe.arch, p.pieces) : "<unavailable: " + p.reason + ">");
   // A source line or an inlined copy has no return of its own.
-  if (!probe.site && !(params.return_type.kind == ValueType::Kind::Unknown && params.return_type.name == "void"))
+  if (!probe.is_site() && !(params.return_type.kind == ValueType::Kind::Unknown && params.return_type.name == "void"))
     line("returns " + params.return_type.name,
          params.return_value.empty() ? "<not in a sample: " +
                                            std::string(params.return_type.kind == ValueType::Kind::Float

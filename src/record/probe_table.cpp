@@ -27,12 +27,12 @@ ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_
 // "add"; `-e add+0x10` -> Instruction, "add+0x10"; usdt:python:gc__start -> UsdtStart of
 // "python:gc"; an inlined copy of sq -> Inlined, "sq"; lines.c:23 -> Line, "lines.c:23".
 void place_in_row(ProbeInfo& p, const ResolvedProbe& r) {
-  if (r.usdt) {
+  if (r.is_usdt()) {
     const auto half = usdt_pair_half(r.function);
     p.role = !half ? RowRole::Usdt : half->second ? RowRole::UsdtDone : RowRole::UsdtStart;
     p.row = half ? half->first : r.function;
-  } else if (r.site) {
-    p.role = r.inlined_into.empty() ? RowRole::Line : RowRole::Inlined;
+  } else if (r.is_site()) {
+    p.role = r.as<InlinedSite>() ? RowRole::Inlined : RowRole::Line;
     p.row = r.function;
   } else if (p.kind == ProbeKind::Exit) {
     p.role = RowRole::Exit;
@@ -73,7 +73,107 @@ Result<std::vector<unsigned>> parse_pair_by(const std::string& text) {
   return keys;
 }
 
-Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts) {
+namespace {
+
+// A probe's values bound to its architecture: the typed (DWARF) ones first, then the raw
+// ones in the spec's order, split between the entry and the return probe; and which entry
+// slots key a USDT pair (ProbeInfo::pair_key).
+struct BoundValues {
+  std::vector<ValueSpec> entry, ret;
+  uint32_t pair_key = 0;
+};
+
+Result<BoundValues> bind_values(const ResolvedProbe& r, const ArchInfo& arch, const PlanOptions& opts) {
+  BoundValues out{.entry = r.typed_entry, .ret = {}, .pair_key = 0};
+  for (auto& v : out.entry)
+    if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
+  const UsdtPoint* usdt = r.as<UsdtPoint>();
+  const std::vector<unsigned> key_args = usdt ? usdt_pair_key_args(r.function, opts.pair_by) : std::vector<unsigned>{};
+  for (const auto& value : r.values) {
+    std::optional<BoundValue> v;
+    if (std::holds_alternative<GlobalRef>(value.target)) {
+      if (r.is_return())
+        return err("spec: '", r.spec, "': value '", value.text, "': a global is read at an entry or an instruction, "
+                   "not at a return probe (there the instruction pointer is the caller's): drop %return to read "
+                   "it at the entry");
+      UPROF_ASSIGN(v, bind_global(value, arch, r.vaddr, opts.string_max));
+    } else {
+      UPROF_ASSIGN(v, usdt ? bind_usdt_value(value, usdt->args, r.function, arch, opts.string_max)
+                           : bind_value(value, arch, opts.string_max));
+    }
+    if (!v) continue;
+    if (const auto* a = std::get_if<ArgumentRef>(&value.target);
+        a && std::find(key_args.begin(), key_args.end(), a->n) != key_args.end() && out.entry.size() < 32)
+      out.pair_key |= uint32_t{1} << out.entry.size();
+    // On `add%return` every value is read at the return: `add%return %lr $retval`.
+    if (v->for_return || r.is_return()) out.ret.push_back(v->spec);
+    else out.entry.push_back(v->spec);
+  }
+  return out;
+}
+
+// Which probes a resolved probe becomes: its entry, its return (a return probe, or probes
+// at its exit instructions when an exception may unwind through it), or an error saying
+// why a value asked for has no probe to be read at.
+struct ProbeRoles {
+  bool at_entry = false, want_entry = false, want_return = false, at_exits = false;
+};
+
+Result<ProbeRoles> decide_roles(const ResolvedProbe& r, const ReturnRisk* risk, const PlanOptions& opts,
+                                BoundValues& values) {
+  ProbeRoles out;
+  // A probe inside a function has no return of its own. A raw offset outside every
+  // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
+  // A USDT probe is a point in the code, with no return.
+  // A source line or an inlined copy is a point too, even at a function's first byte.
+  out.at_entry = r.as<FunctionPoint>() && r.offset_in_function == 0 && (!r.function.empty() || r.is_return());
+  out.want_entry = !r.is_return() && !opts.return_only;
+  out.want_return = out.at_entry && (r.is_return() || !opts.entry_only);
+  // A function an exception may unwind through is measured at its own exits, or,
+  // when they cannot all be seen, not at all (record/unwind_risk.h).
+  const bool risky = risk && !opts.unsafe_returns;
+  out.at_exits = risky && !risk->exits.empty();
+  const std::string blocked =
+      !risky || out.at_exits
+          ? std::string()
+          : ReturnRisk::why(r.function) + ", and its exits cannot all be probed: " + risk->exits_blocker;
+  if (!blocked.empty() && r.is_return())
+    return err("spec: '", r.spec, "': ", blocked, "; --unsafe-returns probes it anyway");
+  if (!blocked.empty() && !r.typed_return_implicit)
+    return err("spec: '", r.spec, "': $retval needs a return probe, and ", blocked,
+               "; --unsafe-returns probes it anyway");
+  if (!blocked.empty()) out.want_return = false;
+  if (!r.typed_return.empty() && (out.want_return || !r.typed_return_implicit)) {
+    values.ret.insert(values.ret.begin(), r.typed_return.begin(), r.typed_return.end());
+    for (auto& v : values.ret)
+      if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
+  }
+  if (values.entry.size() > kMaxValues || values.ret.size() > kMaxValues)
+    return err("spec: '", r.spec, "': at most ", kMaxValues, " value slots per probe (",
+               std::max(values.entry.size(), values.ret.size()),
+               " asked for; a struct takes one per 8 bytes): name fewer values");
+  // Parameters asked for on a return probe alone are not captured (they are
+  // entry values); default capture on `add%return` keeps just the return value.
+  if (!out.want_entry && !r.typed_entry.empty())
+    values.entry.erase(values.entry.begin(), values.entry.begin() + static_cast<std::ptrdiff_t>(r.typed_entry.size()));
+  if (r.is_return() && !out.at_entry) return err("spec: '", r.spec, "': a return probe needs a function entry");
+  if (!out.want_entry && !values.entry.empty())
+    return err("spec: '", r.spec, "': values ", r.values.front().text, "... need an entry probe, and there is none");
+  if (!out.want_return && !values.ret.empty())
+    return err("spec: '", r.spec, "': $retval needs a return probe, and ",
+               !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
+               : out.at_entry         ? "--entry-only removed it"
+               : r.is_usdt()          ? "a USDT probe has none"
+               : r.is_site()          ? "a source line or an inlined copy has none"
+               : r.function.empty()   ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
+                                      : "a probe inside a function has none");
+  return out;
+}
+
+}  // namespace
+
+Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts,
+                               const ReturnRisks& risks) {
   ProbeTable plan;
   // A site probed twice for one report row is one probe; two rows at one address (`-e sq
   // -e lines.c:12`, where sq's inlined copy starts that line) are two, each counting every
@@ -81,78 +181,13 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
   std::map<std::tuple<std::string, uint64_t, ProbeKind, std::string>, std::size_t> seen;  // -> index in plan.probes
   for (const auto& r : resolved) {
     const ArchInfo& arch = arch_info(r.arch);
-    // Typed (DWARF) values first, then the raw ones, in the spec's order.
-    std::vector<ValueSpec> entry_values = r.typed_entry, return_values;
-    for (auto& v : entry_values)
-      if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
-    const std::vector<unsigned> key_args = r.usdt ? usdt_pair_key_args(r.function, opts.pair_by) : std::vector<unsigned>{};
-    uint32_t pair_key = 0;
-    for (const auto& value : r.values) {
-      std::optional<BoundValue> v;
-      if (std::holds_alternative<GlobalRef>(value.target)) {
-        if (r.is_return)
-          return err("spec: '", r.spec, "': value '", value.text, "': a global is read at an entry or an instruction, "
-                     "not at a return probe (there the instruction pointer is the caller's): drop %return to read "
-                     "it at the entry");
-        UPROF_ASSIGN(v, bind_global(value, arch, r.vaddr, opts.string_max));
-      } else {
-        UPROF_ASSIGN(v, r.usdt ? bind_usdt_value(value, r.usdt_args, r.function, arch, opts.string_max)
-                               : bind_value(value, arch, opts.string_max));
-      }
-      if (!v) continue;
-      if (const auto* a = std::get_if<ArgumentRef>(&value.target);
-          a && std::find(key_args.begin(), key_args.end(), a->n) != key_args.end() && entry_values.size() < 32)
-        pair_key |= uint32_t{1} << entry_values.size();
-      // On `add%return` every value is read at the return: `add%return %lr $retval`.
-      if (v->for_return || r.is_return) return_values.push_back(v->spec);
-      else entry_values.push_back(v->spec);
-    }
-    // A probe inside a function has no return of its own. A raw offset outside every
-    // symbol is a function entry only when the spec says so: BIN:0xOFF%return.
-    // A USDT probe is a point in the code, with no return.
-    // A source line or an inlined copy is a point too, even at a function's first byte.
-    bool at_entry = !r.usdt && !r.site && r.offset_in_function == 0 && (!r.function.empty() || r.is_return);
-    bool want_entry = !r.is_return && !opts.return_only;
-    bool want_return = at_entry && (r.is_return || !opts.entry_only);
-    // A function an exception may unwind through is measured at its own exits, or,
-    // when they cannot all be seen, not at all (record/unwind_risk.h).
-    const bool risky = !r.return_risk.empty() && !opts.unsafe_returns;
-    const bool at_exits = risky && !r.exits.empty();
-    const std::string blocked =
-        !risky || at_exits ? std::string()
-                           : r.return_risk + ", and its exits cannot all be probed: " + r.exits_blocker;
-    if (!blocked.empty() && r.is_return)
-      return err("spec: '", r.spec, "': ", blocked, "; --unsafe-returns probes it anyway");
-    if (!blocked.empty() && !r.typed_return_implicit)
-      return err("spec: '", r.spec, "': $retval needs a return probe, and ", blocked,
-                 "; --unsafe-returns probes it anyway");
-    if (!blocked.empty()) want_return = false;
-    if (!r.typed_return.empty() && (want_return || !r.typed_return_implicit)) {
-      return_values.insert(return_values.begin(), r.typed_return.begin(), r.typed_return.end());
-      for (auto& v : return_values)
-        if (v.is_string() && v.string_max == 0) v.string_max = opts.string_max;
-    }
-    if (entry_values.size() > kMaxValues || return_values.size() > kMaxValues)
-      return err("spec: '", r.spec, "': at most ", kMaxValues, " value slots per probe (",
-                 std::max(entry_values.size(), return_values.size()),
-                 " asked for; a struct takes one per 8 bytes): name fewer values");
-    // Parameters asked for on a return probe alone are not captured (they are
-    // entry values); default capture on `add%return` keeps just the return value.
-    if (!want_entry && !r.typed_entry.empty())
-      entry_values.erase(entry_values.begin(), entry_values.begin() + static_cast<std::ptrdiff_t>(r.typed_entry.size()));
-    if (r.is_return && !at_entry)
-      return err("spec: '", r.spec, "': a return probe needs a function entry");
-    if (!want_entry && !entry_values.empty())
-      return err("spec: '", r.spec, "': values ", r.values.front().text, "... need an entry probe, and there is none");
-    if (!want_return && !return_values.empty())
-      return err("spec: '", r.spec, "': $retval needs a return probe, and ",
-                 !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
-                 : at_entry             ? "--entry-only removed it"
-                 : r.usdt             ? "a USDT probe has none"
-                 : r.site             ? "a source line or an inlined copy has none"
-                 : r.function.empty() ? "a raw offset outside every symbol has none (BIN:0xOFF%return asks for one)"
-                                      : "a probe inside a function has none");
-    if (!want_entry && !want_return) continue;
+    const ReturnRisk* risk = risks.of(r);
+    UPROF_ASSIGN(BoundValues bound, bind_values(r, arch, opts));
+    UPROF_ASSIGN(const ProbeRoles roles, decide_roles(r, risk, opts, bound));
+    if (!roles.want_entry && !roles.want_return) continue;
+    const bool at_exits = roles.at_exits;
+    const UsdtPoint* usdt = r.as<UsdtPoint>();
+    const uint32_t pair_key = bound.pair_key;
 
     // Where a probe of `kind` goes: the (placed) entry site, or an exit instruction.
     struct Site {
@@ -182,23 +217,24 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                   .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
                   .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
                   .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call,
-                  .usdt = r.usdt, .pair_key = r.usdt ? pair_key : 0, .site = r.site};
+                  .usdt = r.is_usdt(), .pair_key = r.is_usdt() ? pair_key : 0, .site = r.is_site()};
       place_in_row(p, r);
       plan.capture.arch = r.arch;
-      plan.capture.probes.push_back(capture_for(p, arch, kind == ProbeKind::Entry ? r.semaphore_offset : 0));
+      plan.capture.probes.push_back(
+          capture_for(p, arch, kind == ProbeKind::Entry && usdt ? usdt->semaphore_offset : 0));
       plan.probes.push_back(std::move(p));
       return ok();
     };
-    if (want_entry) UPROF_TRY(add(ProbeKind::Entry, std::move(entry_values), entry_site));
-    if (want_return && !at_exits) UPROF_TRY(add(ProbeKind::Return, std::move(return_values), entry_site));
-    if (want_return && at_exits) {
+    if (roles.want_entry) UPROF_TRY(add(ProbeKind::Entry, std::move(bound.entry), entry_site));
+    if (roles.want_return && !at_exits) UPROF_TRY(add(ProbeKind::Return, std::move(bound.ret), entry_site));
+    if (roles.want_return && at_exits) {
       // The exit instructions are in the function's own file and segment (a split-off
       // part too); the entry site may have moved off the symbol (record/site_placement.h).
       // An exit in a part below the symbol is labelled with the function alone.
-      for (const ExitSite& x : r.exits) {
+      for (const ExitSite& x : risk->exits) {
         const Site site{x.vaddr, r.file_offset - r.vaddr + x.vaddr,
                         x.vaddr >= r.function_addr ? x.vaddr - r.function_addr : 0, x.tail_call};
-        UPROF_TRY(add(ProbeKind::Exit, return_values, site));
+        UPROF_TRY(add(ProbeKind::Exit, bound.ret, site));
       }
     }
   }

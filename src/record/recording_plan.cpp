@@ -34,6 +34,41 @@ Result<std::string> target_program(const RecordRequest& req, const ProcessView* 
   return find_program(req.command.front());
 }
 
+// The functions at risk (record/unwind_risk.h), in a line each for those measured at
+// their exits and those without a return probe, for the user before the run.
+std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved, const ReturnRisks& risks) {
+  std::vector<std::string> at_exits, none, notes;
+  std::string why_none;
+  for (const auto& p : resolved) {
+    const ReturnRisk* risk = risks.of(p);
+    if (!risk || p.is_return()) continue;
+    auto& names = risk->exits.empty() ? none : at_exits;
+    if (std::find(names.begin(), names.end(), p.function) != names.end()) continue;
+    names.push_back(p.function);
+    if (risk->exits.empty() && why_none.empty()) why_none = p.function + ": " + risk->exits_blocker;
+  }
+  auto list = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (std::size_t i = 0; i < names.size() && i < 3; i++) s += (i ? ", " : "") + names[i];
+    if (names.size() > 3) s += ", ...";
+    return std::to_string(names.size()) + " C++ function" + (names.size() > 1 ? "s" : "") + " that call others (" +
+           s + ")";
+  };
+  const std::string trampoline =
+      "an exception unwinding through a return probe aborts the program (the kernel's return trampoline has no "
+      "unwind information)";
+  if (!at_exits.empty())
+    notes.push_back("returns of " + list(at_exits) + " are measured at their exit instructions, not by return "
+                    "probes: " + trampoline + "; a call an exception leaves is counted as unwound, and one "
+                    "that ends in a tail call ends at the jump, without a return value");
+  if (!none.empty())
+    notes.push_back("no return probes on " + list(none) + ": " + trampoline +
+                    ", and their exits cannot all be probed (" + why_none +
+                    "), so their calls are counted and their latency is not; --unsafe-returns probes them "
+                    "anyway, for a program that throws through none of them");
+  return notes;
+}
+
 }  // namespace
 
 Result<RecordingPlan> plan_recording(RecordRequest request) {
@@ -66,7 +101,7 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
         return err("record: ", p.path, " is an ", arch_info(p.arch).name, " file; this machine runs ",
                    arch_info(host_arch()).name, " (report works on any architecture's data file, record does not)");
       // A USDT probe's values are its note's arguments, not DWARF's.
-      if (!p.usdt) {
+      if (!p.is_usdt()) {
         UPROF_ASSIGN(const Image* img, resolver.image(p.path));
         UPROF_TRY(apply_typed_values(dwarf, *img, p, request.capture_args, plan.notes));
       }
@@ -76,40 +111,14 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   // How the specs resolved comes first: "strlen -> __strlen_evex (IFUNC, ...)".
   const auto resolution = resolution_notes(resolved);
   plan.notes.insert(plan.notes.begin(), resolution.begin(), resolution.end());
-  UPROF_TRY(mark_unwind_risk(resolver, resolved));
-  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, plan.moves));
-  drop_exits_at_entry(resolved);
+  UPROF_ASSIGN(ReturnRisks risks, unwind_risks(resolver, resolved));
+  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, risks, plan.moves));
+  drop_exits_at_entry(resolved, risks);
   if (!request.plan.unsafe_returns && !request.plan.entry_only) {
-    std::vector<std::string> at_exits, none;
-    std::string why_none;
-    for (const auto& p : resolved) {
-      if (p.return_risk.empty() || p.is_return) continue;
-      auto& names = p.exits.empty() ? none : at_exits;
-      if (std::find(names.begin(), names.end(), p.function) != names.end()) continue;
-      names.push_back(p.function);
-      if (p.exits.empty() && why_none.empty()) why_none = p.function + ": " + p.exits_blocker;
-    }
-    auto list = [](const std::vector<std::string>& names) {
-      std::string s;
-      for (std::size_t i = 0; i < names.size() && i < 3; i++) s += (i ? ", " : "") + names[i];
-      if (names.size() > 3) s += ", ...";
-      return std::to_string(names.size()) + " C++ function" + (names.size() > 1 ? "s" : "") + " that call others (" +
-             s + ")";
-    };
-    const std::string trampoline =
-        "an exception unwinding through a return probe aborts the program (the kernel's return trampoline has no "
-        "unwind information)";
-    if (!at_exits.empty())
-      plan.notes.push_back("returns of " + list(at_exits) + " are measured at their exit instructions, not by return "
-                           "probes: " + trampoline + "; a call an exception leaves is counted as unwound, and one "
-                           "that ends in a tail call ends at the jump, without a return value");
-    if (!none.empty())
-      plan.notes.push_back("no return probes on " + list(none) + ": " + trampoline +
-                           ", and their exits cannot all be probed (" + why_none +
-                           "), so their calls are counted and their latency is not; --unsafe-returns probes them "
-                           "anyway, for a program that throws through none of them");
+    const auto lines = return_notes(resolved, risks);
+    plan.notes.insert(plan.notes.end(), lines.begin(), lines.end());
   }
-  UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan));
+  UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan, risks));
   plan.probes = std::move(table.probes);
   plan.capture = std::move(table.capture);
   plan.request = std::move(request);

@@ -9,7 +9,7 @@ namespace {
 
 // The registers the entry probe's values read (a stack value reads the stack pointer).
 uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
-  if (p.is_return || plan.return_only) return 0;
+  if (p.is_return() || plan.return_only) return 0;
   const ArchInfo& arch = arch_info(p.arch);
   std::vector<ValueSpec> specs = p.typed_entry;
   for (const auto& v : p.values) {
@@ -32,7 +32,7 @@ uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
 }  // namespace
 
 Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
-                   std::vector<SiteMove>& moves, std::vector<Placement>* placements) {
+                   const ReturnRisks& risks, std::vector<SiteMove>& moves, std::vector<Placement>* placements) {
   if (placements) placements->assign(probes.size(), Placement{});
   // Every spec naming a function is placed together: one site for all of them, which
   // keeps the values of all (their registers together) and their return probes one.
@@ -41,12 +41,11 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
     const ResolvedProbe& first = probes[i];
     // A source line or an inlined copy stays where DWARF puts it: a byte further may be
     // another line's code.
-    if (done[i] || first.site || first.offset_in_function != 0 || first.function.empty() || first.function_size == 0)
-      continue;
+    if (done[i] || !first.at_function_entry() || first.function_size == 0) continue;
     std::vector<std::size_t> group;
     for (std::size_t j = i; j < probes.size(); j++)
       if (!done[j] && probes[j].path == first.path && probes[j].function_addr == first.function_addr &&
-          probes[j].offset_in_function == 0 && !probes[j].function.empty() && !probes[j].site) {
+          probes[j].at_function_entry()) {
         group.push_back(j);
         done[j] = true;
       }
@@ -59,8 +58,8 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
     in.code = code;
     for (std::size_t j : group) {
       in.regs_read |= entry_registers(probes[j], plan);
-      in.has_return_probe |= (probes[j].is_return || !plan.entry_only) &&
-                             (probes[j].return_risk.empty() || plan.unsafe_returns);
+      in.has_return_probe |= (probes[j].is_return() || !plan.entry_only) &&
+                             (!risks.of(probes[j]) || plan.unsafe_returns);
     }
     in.branch_targets_in = [&](uint64_t lo, uint64_t hi) {
       auto t = resolver.branch_targets(*img);

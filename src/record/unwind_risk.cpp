@@ -28,52 +28,55 @@ bool is_cxx_with_exceptions(const ElfFile& elf) {
 
 }  // namespace
 
-Status mark_unwind_risk(Resolver& resolver, std::vector<ResolvedProbe>& probes) {
-  struct Decision {
-    bool risky = true;
-    ExitScan exits{};
-  };
-  std::map<std::pair<std::string, uint64_t>, Decision> decided;
+std::string ReturnRisk::why(const std::string& function) {
+  return "a C++ exception unwinding through " + function +
+         " would abort the program under a return probe (the kernel's return trampoline has no unwind information)";
+}
+
+const ReturnRisk* ReturnRisks::of(const ResolvedProbe& p) const {
+  if (!p.at_function_entry()) return nullptr;
+  auto it = by_function.find({p.path, p.function_addr});
+  return it == by_function.end() ? nullptr : &it->second;
+}
+
+Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedProbe>& probes) {
+  ReturnRisks out;
+  std::map<std::pair<std::string, uint64_t>, bool> decided;
   std::map<std::string, bool> cxx;
   std::map<std::string, std::unique_ptr<FunctionExits>> exits_of;  // by path
-  for (ResolvedProbe& p : probes) {
-    if (p.offset_in_function != 0 || p.function.empty() || p.usdt || p.site) continue;
+  for (const ResolvedProbe& p : probes) {
+    if (!p.at_function_entry()) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
     auto [c, first] = cxx.try_emplace(p.path, false);
     if (first) c->second = is_cxx_with_exceptions(img->elf);
-    if (!c->second) continue;
-    auto [it, fresh] = decided.try_emplace({p.path, p.function_addr});
-    if (fresh) {
-      Decision& d = it->second;
-      if (p.function_size == 0) {
-        d.exits.blocker = "its size is not known";
-      } else {
-        UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
-        UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, p.function_addr, p.function_size));
-        d.risky = calls_out(*dec, code, p.function_addr);
-        if (d.risky) {
-          auto& exits = exits_of[p.path];
-          if (!exits) exits = std::make_unique<FunctionExits>(resolver, *img, p.arch);
-          UPROF_ASSIGN(d.exits, exits->scan(p.symbol, p.function_addr, code));
-        }
-      }
+    if (!c->second || !decided.try_emplace({p.path, p.function_addr}, true).second) continue;
+    ExitScan exits{};
+    if (p.function_size == 0) {
+      exits.blocker = "its size is not known";
+    } else {
+      UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
+      UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, p.function_addr, p.function_size));
+      if (!calls_out(*dec, code, p.function_addr)) continue;
+      auto& scanner = exits_of[p.path];
+      if (!scanner) scanner = std::make_unique<FunctionExits>(resolver, *img, p.arch);
+      UPROF_ASSIGN(exits, scanner->scan(p.symbol, p.function_addr, code));
     }
-    if (!it->second.risky) continue;
-    p.return_risk = "a C++ exception unwinding through " + p.function +
-                    " would abort the program under a return probe (the kernel's return trampoline has no unwind "
-                    "information)";
-    p.exits = it->second.exits.sites;
-    p.exits_blocker = it->second.exits.blocker;
+    out.by_function[{p.path, p.function_addr}] =
+        ReturnRisk{.exits = std::move(exits.sites), .exits_blocker = std::move(exits.blocker)};
   }
-  return ok();
+  return out;
 }
 
-void drop_exits_at_entry(std::vector<ResolvedProbe>& probes) {
-  for (ResolvedProbe& p : probes) {
-    for (const ExitSite& x : p.exits) {
+void drop_exits_at_entry(const std::vector<ResolvedProbe>& probes, ReturnRisks& risks) {
+  for (const ResolvedProbe& p : probes) {
+    if (!p.at_function_entry()) continue;
+    auto it = risks.by_function.find({p.path, p.function_addr});
+    if (it == risks.by_function.end()) continue;
+    ReturnRisk& r = it->second;
+    for (const ExitSite& x : r.exits) {
       if (x.vaddr != p.vaddr) continue;
-      p.exits_blocker = "its entry site is also an exit (" + x.text + ")";
-      p.exits.clear();
+      r.exits_blocker = "its entry site is also an exit (" + x.text + ")";
+      r.exits.clear();
       break;
     }
   }

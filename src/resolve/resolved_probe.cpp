@@ -19,16 +19,17 @@ std::string site_place(const ResolvedProbe& p) {
 }  // namespace
 
 std::string ResolvedProbe::label() const {
-  if (site) return function;
-  return probe_label(function, offset_in_function, file_offset) + (is_return ? "%return" : "");
+  if (is_site()) return function;
+  return probe_label(function, offset_in_function, file_offset) + (is_return() ? "%return" : "");
 }
 
 std::string ResolvedProbe::describe() const {
-  if (!ifunc_choice.empty()) return label() + " -> " + symbol + " (" + ifunc_choice + ")";
-  if (!clone.empty()) return label() + " [clone " + clone + "]";
-  const std::string where = site_place(*this);
-  if (site && !inlined_into.empty()) return label() + " (inlined into " + where + ")";
-  if (site && !symbol.empty()) return label() + " (in " + where + ")";
+  if (const FunctionPoint* f = as<FunctionPoint>()) {
+    if (!f->ifunc_choice.empty()) return label() + " -> " + symbol + " (" + f->ifunc_choice + ")";
+    if (!f->clone.empty()) return label() + " [clone " + f->clone + "]";
+  }
+  if (as<InlinedSite>()) return label() + " (inlined into " + site_place(*this) + ")";
+  if (as<LineSite>() && !symbol.empty()) return label() + " (in " + site_place(*this) + ")";
   return label();
 }
 
@@ -45,13 +46,13 @@ void site_notes(const std::vector<ResolvedProbe>& probes, std::vector<std::strin
   std::map<std::tuple<std::string, std::string, std::string>, Count> counts;
   std::vector<std::tuple<std::string, std::string, std::string>> order;
   for (const ResolvedProbe& p : probes) {
-    if (p.usdt || p.is_return) continue;
+    if (p.is_usdt() || p.is_return()) continue;
     auto key = std::make_tuple(p.spec, p.path, p.function);
     auto [it, fresh] = counts.try_emplace(key);
     if (fresh) order.push_back(key);
     Count& c = it->second;
-    if (p.site && p.inlined_into.empty()) c.line = true;
-    (p.site && !p.inlined_into.empty() ? c.inlined : c.out_of_line)++;
+    if (p.as<LineSite>()) c.line = true;
+    (p.as<InlinedSite>() ? c.inlined : c.out_of_line)++;
     c.where.push_back(site_place(p));
   }
   for (const auto& key : order) {
@@ -79,15 +80,17 @@ std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& prob
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> entries;
   std::vector<std::tuple<std::string, std::string, std::string>> order;
   for (const ResolvedProbe& p : probes) {
-    if (!p.ifunc_choice.empty()) {
-      std::string note = p.function + " -> " + p.symbol + " (" + p.ifunc_choice + ")";
+    const FunctionPoint* f = p.as<FunctionPoint>();
+    if (!f) continue;
+    if (!f->ifunc_choice.empty()) {
+      std::string note = p.function + " -> " + p.symbol + " (" + f->ifunc_choice + ")";
       if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
     }
-    if (p.usdt || p.is_return || p.offset_in_function || p.site) continue;
+    if (f->is_return || p.offset_in_function) continue;
     auto key = std::make_tuple(p.spec, p.path, p.function);
     auto [it, fresh] = entries.try_emplace(key);
     if (fresh) order.push_back(key);
-    it->second.push_back(p.clone);
+    it->second.push_back(f->clone);
   }
   for (const auto& key : order) {
     const std::vector<std::string>& marks = entries[key];

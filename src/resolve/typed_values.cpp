@@ -188,8 +188,8 @@ Result<std::optional<FunctionParams>> TypedValueResolver::params(const Image& im
   if (!it->second.at_entry(p.function_addr)) return std::optional<FunctionParams>{};
   ParamsOptions o;
   if (dw != &img.elf) o.elf_with_cfi = img.elf.elf();
-  o.in_scope = p.site;
-  o.scope_die = p.inlined_die;
+  o.in_scope = p.is_site();
+  o.scope_die = p.as<InlinedSite>() ? p.as<InlinedSite>()->die : 0;
   UPROF_ASSIGN(FunctionParams f, params_at(it->second, dw->elf(), p.arch, p.function_addr, p.vaddr, o));
   return std::optional<FunctionParams>{std::move(f)};
 }
@@ -226,7 +226,7 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
     const auto& ref = std::get<ParamRef>(v->target);
     auto q = std::find_if(params->params.begin(), params->params.end(), [&](auto& x) { return x.name == ref.name; });
     if (q == params->params.end())
-      return err("spec: '", p.spec, "': ", params->function, (p.site ? " sees no variable '" : " has no parameter '"), ref.name, "' (it has ",
+      return err("spec: '", p.spec, "': ", params->function, (p.is_site() ? " sees no variable '" : " has no parameter '"), ref.name, "' (it has ",
                  join_names(*params), ")");
     auto spec = access_value_spec(dwarf.dwarf(img), *q, ref, v->display_name(), p.arch);
     if (!spec) return err("spec: '", p.spec, "': ", spec.error().message);
@@ -236,7 +236,7 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
   if (!names.empty() || all_params || by_default) {
     for (const auto& n : names)
       if (std::none_of(params->params.begin(), params->params.end(), [&](auto& q) { return q.name == n; }))
-        return err("spec: '", p.spec, "': ", params->function, (p.site ? " sees no variable '" : " has no parameter '"), n, "' (it has ",
+        return err("spec: '", p.spec, "': ", params->function, (p.is_site() ? " sees no variable '" : " has no parameter '"), n, "' (it has ",
                    join_names(*params), ")");
     for (const auto& q : params->params) {
       bool wanted = all_params || by_default || std::find(names.begin(), names.end(), q.name) != names.end();

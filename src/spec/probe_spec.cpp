@@ -157,107 +157,64 @@ std::optional<uint64_t> parse_number(std::string_view s) {
   return v;
 }
 
-Result<ProbeSpec> parse_probe_spec(std::string_view text) {
-  ProbeSpec spec;
-  spec.text = std::string(text);
-  std::size_t b = 0;
-  while (b < text.size() && is_space(text[b])) b++;
-  if (b == text.size()) return err("spec: empty probe spec");
+namespace {
 
-  if (std::count(text.begin(), text.end(), '"') % 2)
-    return spec_error(text, text.find('"'), "unterminated quote");
-  const std::size_t e = location_end(text, b);
-  std::string_view loc = text.substr(b, e - b);
-  std::size_t loc_col = b;
-
-  for (std::size_t i = e; i < text.size();) {
-    while (i < text.size() && is_space(text[i])) i++;
-    std::size_t j = i;
-    while (j < text.size() && !is_space(text[j])) j++;
-    if (j > i) {
-      UPROF_ASSIGN(ValueRequest v, parse_value_request(text.substr(i, j - i)));
-      spec.values.push_back(std::move(v));
-    }
-    i = j;
-  }
-
-  // The suffix is the first '%' that is not an operator's ("operator%" is a name).
-  if (auto pct = scan(loc, [&](std::size_t i, int depth) { return loc[i] == '%' && depth == 0; }); pct < loc.size()) {
-    if (loc.substr(pct) != "%return")
-      return spec_error(text, loc_col + pct, "unknown suffix '" + std::string(loc.substr(pct)) +
-                                                 "' (only %return is known)");
-    spec.is_return = true;
-    loc.remove_suffix(loc.size() - pct);
-  }
-
+// usdt:[BIN:]PROVIDER:NAME ("usdt:python:function__entry", "usdt:./app:myapp:*"), `loc`
+// at column `loc_col` of `text`.
+Status parse_usdt_location(std::string_view text, std::string_view loc, std::size_t loc_col, ProbeSpec& spec) {
   constexpr std::string_view kUsdt = "usdt:";
-  if (loc.substr(0, kUsdt.size()) == kUsdt) {
+  if (spec.is_return)
+    return spec_error(text, loc_col, "a USDT probe has no return: pair its entry and return probes instead");
+  std::string_view rest = loc.substr(kUsdt.size());
+  // The last two fields are PROVIDER and NAME; what is before them is the file.
+  auto last = rest.rfind(':');
+  if (last == std::string_view::npos || last == 0 || last + 1 == rest.size())
+    return spec_error(text, loc_col, "a USDT spec is usdt:PROVIDER:NAME or usdt:BIN:PROVIDER:NAME");
+  auto prev = rest.rfind(':', last - 1);
+  std::size_t provider_at = prev == std::string_view::npos ? 0 : prev + 1;
+  if (prev != std::string_view::npos) {
+    if (prev == 0) return spec_error(text, loc_col + kUsdt.size(), "empty object name before ':'");
+    spec.object = std::string(rest.substr(0, prev));
+  }
+  UsdtRef u{.provider = std::string(rest.substr(provider_at, last - provider_at)),
+            .name = std::string(rest.substr(last + 1)), .is_glob = false};
+  if (u.provider.empty())
+    return spec_error(text, loc_col + kUsdt.size() + provider_at, "empty USDT provider");
+  u.is_glob = (u.provider + u.name).find_first_of("*?[") != std::string::npos;
+  spec.what = std::move(u);
+  return ok();
+}
+
+// [OBJECT:]SOURCE:LINE and [OBJECT:]FUNC:LINE ("lines.c:24", "./prog:loop_sum:3"), the line
+// number after the ':' at `at`; false for "./prog:4409", a path and a decimal file offset.
+Result<bool> parse_line_location(std::string_view text, std::string_view loc, std::size_t loc_col, std::size_t at,
+                                 ProbeSpec& spec) {
+  std::string_view where = loc.substr(0, at);
+  const uint32_t line = *parse_line(loc.substr(at + 1));
+  std::size_t obj = object_separator(where);
+  std::string_view name = obj == std::string_view::npos ? where : where.substr(obj + 1);
+  const bool source = is_source_file_name(name);
+  // "./prog:4409": a path and a decimal file offset, as before lines were known.
+  const bool offset = !source && obj == std::string_view::npos && where.find('/') != std::string_view::npos;
+  if (!offset) {
     if (spec.is_return)
-      return spec_error(text, loc_col, "a USDT probe has no return: pair its entry and return probes instead");
-    std::string_view rest = loc.substr(kUsdt.size());
-    // The last two fields are PROVIDER and NAME; what is before them is the file.
-    auto last = rest.rfind(':');
-    if (last == std::string_view::npos || last == 0 || last + 1 == rest.size())
-      return spec_error(text, loc_col, "a USDT spec is usdt:PROVIDER:NAME or usdt:BIN:PROVIDER:NAME");
-    auto prev = rest.rfind(':', last - 1);
-    std::size_t provider_at = prev == std::string_view::npos ? 0 : prev + 1;
-    if (prev != std::string_view::npos) {
-      if (prev == 0) return spec_error(text, loc_col + kUsdt.size(), "empty object name before ':'");
-      spec.object = std::string(rest.substr(0, prev));
+      return spec_error(text, loc_col + at, "a source line has no return: probe the function for its returns");
+    if (obj != std::string_view::npos) {
+      spec.object = unquote(where.substr(0, obj));
+      if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
     }
-    UsdtRef u{.provider = std::string(rest.substr(provider_at, last - provider_at)),
-              .name = std::string(rest.substr(last + 1)), .is_glob = false};
-    if (u.provider.empty())
-      return spec_error(text, loc_col + kUsdt.size() + provider_at, "empty USDT provider");
-    u.is_glob = (u.provider + u.name).find_first_of("*?[") != std::string::npos;
-    spec.what = std::move(u);
-    return spec;
+    if (name.empty()) return spec_error(text, loc_col + at, "no file or function before the line number");
+    if (source && line == 0) return spec_error(text, loc_col + at + 1, "line numbers start at 1");
+    if (source) spec.what = SourceLine{.file = std::string(name), .line = line};
+    else spec.what = FunctionLine{.function = unquote(name), .line = line};
+    return true;
   }
+  return false;
+}
 
-  // SOURCE:LINE and FUNC:LINE, with or without an OBJECT before them.
-  if (std::size_t at = line_separator(loc); at != std::string_view::npos) {
-    std::string_view where = loc.substr(0, at);
-    const uint32_t line = *parse_line(loc.substr(at + 1));
-    std::size_t obj = object_separator(where);
-    std::string_view name = obj == std::string_view::npos ? where : where.substr(obj + 1);
-    const bool source = is_source_file_name(name);
-    // "./prog:4409": a path and a decimal file offset, as before lines were known.
-    const bool offset = !source && obj == std::string_view::npos && where.find('/') != std::string_view::npos;
-    if (!offset) {
-      if (spec.is_return)
-        return spec_error(text, loc_col + at, "a source line has no return: probe the function for its returns");
-      if (obj != std::string_view::npos) {
-        spec.object = unquote(where.substr(0, obj));
-        if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
-      }
-      if (name.empty()) return spec_error(text, loc_col + at, "no file or function before the line number");
-      if (source && line == 0) return spec_error(text, loc_col + at + 1, "line numbers start at 1");
-      if (source) spec.what = SourceLine{.file = std::string(name), .line = line};
-      else spec.what = FunctionLine{.function = unquote(name), .line = line};
-      return spec;
-    }
-  }
-
-  std::size_t sep = object_separator(loc);
-  std::string_view what = loc;
-  std::size_t what_col = loc_col;
-  if (sep != std::string_view::npos) {
-    spec.object = unquote(loc.substr(0, sep));
-    what = loc.substr(sep + 1);
-    what_col = loc_col + sep + 1;
-    if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
-  }
-  if (what.empty()) return spec_error(text, what_col, "no function or offset to probe");
-
-  if (std::isdigit(static_cast<unsigned char>(what[0]))) {
-    auto off = parse_number(what);
-    if (!off) return spec_error(text, what_col, "bad offset '" + std::string(what) + "'");
-    // BIN:0xOFF%return: the user says OFF is a function's entry (a stripped binary has
-    // no symbol to say it); the resolver refuses it where a symbol says otherwise.
-    spec.what = RawOffset{*off};
-    return spec;
-  }
-
+// FUNC['@'['@']VERSION]['+'OFFSET] and its quoted form ("add+0x8", "memcpy@@GLIBC_2.14",
+// '"operator new[](unsigned long)"@VER'), `what` at column `what_col` of `text`.
+Status parse_function_ref(std::string_view text, std::string_view what, std::size_t what_col, ProbeSpec& spec) {
   FunctionRef f;
   // '"operator new[](unsigned long)"@VER+OFF': the name is what the quotes hold.
   std::string quoted;
@@ -293,6 +250,77 @@ Result<ProbeSpec> parse_probe_spec(std::string_view text) {
   f.name = quoted.empty() ? std::string(what) : quoted;
   f.is_glob = f.name.find_first_of("*?") != std::string::npos;
   spec.what = std::move(f);
+  return ok();
+}
+
+}  // namespace
+
+Result<ProbeSpec> parse_probe_spec(std::string_view text) {
+  ProbeSpec spec;
+  spec.text = std::string(text);
+  std::size_t b = 0;
+  while (b < text.size() && is_space(text[b])) b++;
+  if (b == text.size()) return err("spec: empty probe spec");
+
+  if (std::count(text.begin(), text.end(), '"') % 2)
+    return spec_error(text, text.find('"'), "unterminated quote");
+  const std::size_t e = location_end(text, b);
+  std::string_view loc = text.substr(b, e - b);
+  std::size_t loc_col = b;
+
+  for (std::size_t i = e; i < text.size();) {
+    while (i < text.size() && is_space(text[i])) i++;
+    std::size_t j = i;
+    while (j < text.size() && !is_space(text[j])) j++;
+    if (j > i) {
+      UPROF_ASSIGN(ValueRequest v, parse_value_request(text.substr(i, j - i)));
+      spec.values.push_back(std::move(v));
+    }
+    i = j;
+  }
+
+  // The suffix is the first '%' that is not an operator's ("operator%" is a name).
+  if (auto pct = scan(loc, [&](std::size_t i, int depth) { return loc[i] == '%' && depth == 0; }); pct < loc.size()) {
+    if (loc.substr(pct) != "%return")
+      return spec_error(text, loc_col + pct, "unknown suffix '" + std::string(loc.substr(pct)) +
+                                                 "' (only %return is known)");
+    spec.is_return = true;
+    loc.remove_suffix(loc.size() - pct);
+  }
+
+  constexpr std::string_view kUsdt = "usdt:";
+  if (loc.substr(0, kUsdt.size()) == kUsdt) {
+    UPROF_TRY(parse_usdt_location(text, loc, loc_col, spec));
+    return spec;
+  }
+
+  // SOURCE:LINE and FUNC:LINE, with or without an OBJECT before them.
+  if (std::size_t at = line_separator(loc); at != std::string_view::npos) {
+    UPROF_ASSIGN(const bool line, parse_line_location(text, loc, loc_col, at, spec));
+    if (line) return spec;
+  }
+
+  std::size_t sep = object_separator(loc);
+  std::string_view what = loc;
+  std::size_t what_col = loc_col;
+  if (sep != std::string_view::npos) {
+    spec.object = unquote(loc.substr(0, sep));
+    what = loc.substr(sep + 1);
+    what_col = loc_col + sep + 1;
+    if (spec.object.empty()) return spec_error(text, loc_col, "empty object name before ':'");
+  }
+  if (what.empty()) return spec_error(text, what_col, "no function or offset to probe");
+
+  if (std::isdigit(static_cast<unsigned char>(what[0]))) {
+    auto off = parse_number(what);
+    if (!off) return spec_error(text, what_col, "bad offset '" + std::string(what) + "'");
+    // BIN:0xOFF%return: the user says OFF is a function's entry (a stripped binary has
+    // no symbol to say it); the resolver refuses it where a symbol says otherwise.
+    spec.what = RawOffset{*off};
+    return spec;
+  }
+
+  UPROF_TRY(parse_function_ref(text, what, what_col, spec));
   return spec;
 }
 
@@ -319,5 +347,27 @@ std::optional<CallArgs> parse_call_args(std::string_view name) {
   }
   return c;
 }
+
+bool names_plain_function(const ProbeSpec& spec) {
+  const auto* ref = std::get_if<FunctionRef>(&spec.what);
+  return ref && !ref->is_glob && !ref->offset && !ref->version && !spec.is_return;
+}
+
+bool names_cold_part(const FunctionRef& ref) { return ref.name.find(".cold") != std::string::npos; }
+
+std::vector<ValueRequest> call_values(const CallArgs& call) {
+  std::vector<ValueRequest> out;
+  for (const auto& n : call.names) out.push_back({.text = n, .label = {}, .target = ParamRef{n}, .type = {}});
+  if (out.empty()) out.push_back({.text = "$retval", .label = {}, .target = ReturnValueRef{}, .type = {}});
+  return out;
+}
+
+std::string name_with_version(const FunctionRef& ref) {
+  if (!ref.version) return ref.name;
+  return ref.name + (ref.default_version_only ? "@@" : "@") + *ref.version;
+}
+
+std::string line_text(const SourceLine& line) { return line.file + ":" + std::to_string(line.line); }
+std::string line_text(const FunctionLine& line) { return line.function + ":" + std::to_string(line.line); }
 
 }  // namespace uprof

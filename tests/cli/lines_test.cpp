@@ -79,7 +79,7 @@ TEST(LineSites, AddressesAreTheLineByAddr2line) {
       ASSERT_TRUE(probes) << probes.error().message;
       ASSERT_FALSE(probes->empty());
       for (const auto& p : *probes) {
-        EXPECT_TRUE(p.site);
+        EXPECT_TRUE(p.is_site());
         EXPECT_EQ(p.label(), line_spec(marker));
         std::ostringstream addr;
         addr << "0x" << std::hex << p.vaddr;

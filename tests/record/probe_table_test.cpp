@@ -46,7 +46,7 @@ TEST(ProbeTable, NoValuesMeansNoRegisters) {
 
 TEST(ProbeTable, NarrowingAndDedup) {
   auto r = fn("add%return", {});
-  r.is_return = true;
+  r.kind = FunctionPoint{.is_return = true};
   auto only_ret = plan_probes({r}, {});
   ASSERT_TRUE(only_ret);
   ASSERT_EQ(only_ret->probes.size(), 1u);
@@ -86,7 +86,7 @@ TEST(ProbeTable, Errors) {
             "none (BIN:0xOFF%return asks for one)");
   auto raw_ret = fn("bin:0x1139%return $retval", {"$retval"});
   raw_ret.function.clear();
-  raw_ret.is_return = true;
+  raw_ret.kind = FunctionPoint{.is_return = true};
   auto rr = plan_probes({raw_ret}, {});
   ASSERT_TRUE(rr) << rr.error().message;
   ASSERT_EQ(rr->probes.size(), 1u);
@@ -105,7 +105,7 @@ TEST(ProbeTable, Arm64Registers) {
 // `add%return %lr $retval` (lr then holds the return trampoline's address).
 TEST(ProbeTable, ReturnSpecReadsItsRegistersAtTheReturn) {
   ResolvedProbe r = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
-  r.is_return = true;
+  r.kind = FunctionPoint{.is_return = true};
   auto plan = plan_probes({r}, {});
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->probes.size(), 1u);
@@ -118,7 +118,7 @@ TEST(ProbeTable, ReturnSpecReadsItsRegistersAtTheReturn) {
 // Two specs on one function: one probe per kind, carrying the values of both.
 TEST(ProbeTable, SameProbeFromTwoSpecsMergesValues) {
   ResolvedProbe ret = fn("add%return %lr $retval", {"%lr", "$retval"}, Arch::Arm64);
-  ret.is_return = true;
+  ret.kind = FunctionPoint{.is_return = true};
   auto plan = plan_probes({fn("add %x0", {"%x0"}, Arch::Arm64), ret}, {});
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_EQ(plan->probes.size(), 2u);

@@ -25,19 +25,25 @@ TEST(UnwindRisk, LeavesAndLocalBranchesStayInsideCallsAndTailJumpsLeave) {
 // `endbr64; jmp other`: placement moved the entry onto the jump, which is also the exit.
 TEST(UnwindRisk, AnExitAtTheEntrySiteLeavesTheFunctionWithoutExitProbes) {
   ResolvedProbe thunk;
+  thunk.path = "/bin/x";
   thunk.function = "thunk";
   thunk.function_addr = 0x1000;
   thunk.vaddr = 0x1004;
-  thunk.exits = {ExitSite{.vaddr = 0x1004, .offset = 4, .part = 0, .tail_call = true, .text = "jmp 0x2000"}};
   ResolvedProbe f = thunk;
   f.function = "f";
-  f.exits = {ExitSite{.vaddr = 0x1010, .offset = 0x10, .part = 0, .tail_call = false, .text = "retq"}};
+  f.function_addr = 0x1008;
+  f.vaddr = 0x1008;
+  ReturnRisks risks;
+  risks.by_function[{"/bin/x", 0x1000}].exits = {
+      ExitSite{.vaddr = 0x1004, .offset = 4, .part = 0, .tail_call = true, .text = "jmp 0x2000"}};
+  risks.by_function[{"/bin/x", 0x1008}].exits = {
+      ExitSite{.vaddr = 0x1010, .offset = 0x10, .part = 0, .tail_call = false, .text = "retq"}};
   std::vector<ResolvedProbe> probes{thunk, f};
-  drop_exits_at_entry(probes);
-  EXPECT_TRUE(probes[0].exits.empty());
-  EXPECT_EQ(probes[0].exits_blocker, "its entry site is also an exit (jmp 0x2000)");
-  EXPECT_EQ(probes[1].exits.size(), 1u);
-  EXPECT_EQ(probes[1].exits_blocker, "");
+  drop_exits_at_entry(probes, risks);
+  EXPECT_TRUE(risks.of(probes[0])->exits.empty());
+  EXPECT_EQ(risks.of(probes[0])->exits_blocker, "its entry site is also an exit (jmp 0x2000)");
+  EXPECT_EQ(risks.of(probes[1])->exits.size(), 1u);
+  EXPECT_EQ(risks.of(probes[1])->exits_blocker, "");
 }
 
 }  // namespace

@@ -174,7 +174,7 @@ TEST(ResolverIfunc, ProbesTheSelectedImplementation) {
   EXPECT_EQ(probes[0].function, "pick");
   EXPECT_EQ(probes[0].symbol, "pick_b");
   EXPECT_EQ(probes[0].function_addr, nm_address(lib, "pick_b"));
-  EXPECT_EQ(probes[0].ifunc_choice, "IFUNC, selected for this CPU");
+  EXPECT_EQ(probes[0].as<FunctionPoint>()->ifunc_choice, "IFUNC, selected for this CPU");
   EXPECT_EQ(probes[0].describe(), "pick -> pick_b (IFUNC, selected for this CPU)");
   EXPECT_EQ(resolution_notes(probes), std::vector<std::string>{"pick -> pick_b (IFUNC, selected for this CPU)"});
   // A glob that matches the resolver and both implementations probes each once.
@@ -202,7 +202,7 @@ TEST(ResolverIfunc, ProgramRefusedUnlessItRuns) {
   auto probes = resolve(there, "pick", exe);
   ASSERT_EQ(probes.size(), 1u);
   EXPECT_EQ(probes[0].symbol, "pick_b");
-  EXPECT_EQ(probes[0].ifunc_choice, "IFUNC, as process " + std::to_string(proc.pid()) + " bound it");
+  EXPECT_EQ(probes[0].as<FunctionPoint>()->ifunc_choice, "IFUNC, as process " + std::to_string(proc.pid()) + " bound it");
 }
 
 }  // namespace

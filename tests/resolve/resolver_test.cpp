@@ -346,7 +346,7 @@ TEST(Resolver, SystemLibcVersionsAndIfunc) {
   auto ifunc = resolve_one(r, "libc:memcpy", prog);
   EXPECT_EQ(ifunc.function, "memcpy");
   EXPECT_EQ(ifunc.symbol.rfind("__memcpy_", 0), 0u) << ifunc.symbol;
-  EXPECT_EQ(ifunc.ifunc_choice, "IFUNC, selected for this CPU");
+  EXPECT_EQ(ifunc.as<FunctionPoint>()->ifunc_choice, "IFUNC, selected for this CPU");
   auto old = resolve_one(r, "libc:memcpy@GLIBC_2.2.5", prog);
   EXPECT_EQ(old.function, "memcpy");
   // realpath has two versions at two addresses; the default one wins without a version.

@@ -333,3 +333,49 @@ TEST(ProbeSpec, SourceFileNames) {
 
 }  // namespace
 }  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// The questions the resolver asks of a spec, from its syntax alone.
+TEST(SpecQuestions, APlainFunctionHasNoGlobOffsetVersionOrReturn) {
+  auto plain = [](const char* text) {
+    auto s = parse_probe_spec(text);
+    EXPECT_TRUE(s) << text;
+    return s && names_plain_function(*s);
+  };
+  EXPECT_TRUE(plain("sq"));
+  EXPECT_TRUE(plain("./prog:ns::f(int) %di"));
+  EXPECT_TRUE(plain("add(a, b)"));
+  EXPECT_FALSE(plain("s*"));
+  EXPECT_FALSE(plain("sq+0x4"));
+  EXPECT_FALSE(plain("sq@V1"));
+  EXPECT_FALSE(plain("sq%return"));
+  EXPECT_FALSE(plain("prog:0x1139"));
+  EXPECT_FALSE(plain("lines.c:24"));
+  EXPECT_FALSE(plain("usdt:python:gc__start"));
+}
+
+TEST(SpecQuestions, ColdPartsCallValuesVersionsAndLines) {
+  EXPECT_TRUE(names_cold_part(fn(*parse_probe_spec("inner.cold"))));
+  EXPECT_FALSE(names_cold_part(fn(*parse_probe_spec("inner"))));
+
+  const auto two = call_values(*parse_call_args("add(a, b)"));
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].text, "a");
+  EXPECT_EQ(std::get<ParamRef>(two[1].target).name, "b");
+  const auto ret = call_values(*parse_call_args("add()"));
+  ASSERT_EQ(ret.size(), 1u);
+  EXPECT_EQ(ret[0].text, "$retval");
+  EXPECT_TRUE(std::holds_alternative<ReturnValueRef>(ret[0].target));
+
+  EXPECT_EQ(name_with_version(fn(*parse_probe_spec("memcpy@@GLIBC_2.14"))), "memcpy@@GLIBC_2.14");
+  EXPECT_EQ(name_with_version(fn(*parse_probe_spec("memcpy@GLIBC_2.2.5"))), "memcpy@GLIBC_2.2.5");
+  EXPECT_EQ(name_with_version(fn(*parse_probe_spec("add+0x4"))), "add");
+
+  EXPECT_EQ(line_text(std::get<SourceLine>(parse_probe_spec("./prog:lines.c:24")->what)), "lines.c:24");
+  EXPECT_EQ(line_text(std::get<FunctionLine>(parse_probe_spec("loop_sum:3")->what)), "loop_sum:3");
+}
+
+}  // namespace
+}  // namespace uprof

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/image.h"
 #include "uprof/resolve/resolved_probe.h"
 
@@ -28,8 +29,9 @@ std::pair<std::string, std::size_t> render_function_list(const Image& img, const
 std::string render_resolved(const std::vector<ResolvedProbe>& probes, const std::vector<std::string>& first_insn = {},
                             const std::vector<std::string>& returns = {});
 // "return probe", "at 2 exits (1 tail call)", "none: an indirect jump at +0x4 ... may leave it",
-// "-" for a probe inside a function (record/unwind_risk.h).
-std::string describe_returns(const ResolvedProbe& p);
+// "-" for a probe inside a function. `risk`: its function's (record/unwind_risk.h,
+// ReturnRisks::of), nullptr when none.
+std::string describe_returns(const ResolvedProbe& p, const ReturnRisk* risk);
 
 // `uprof probe --vars`: each parameter of the function at a probe, its type,
 // and where it lives at that address, then the return value:

@@ -11,6 +11,7 @@
 
 #include "uprof/model/capture_plan.h"
 #include "uprof/model/recording.h"
+#include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/util/result.h"
 
@@ -20,8 +21,8 @@ struct PlanOptions {
   bool entry_only = false;   // --entry-only: no return probes
   bool return_only = false;  // --return-only: no entry probes
   // --unsafe-returns: return probes also where a C++ exception could unwind through them
-  // (ResolvedProbe::return_risk); by default those functions are measured by probes on
-  // their exit instructions (ResolvedProbe::exits), or get entry probes only.
+  // (record/unwind_risk.h, ReturnRisks); by default those functions are measured by probes
+  // on their exit instructions (ReturnRisk::exits), or get entry probes only.
   bool unsafe_returns = false;
   // --string-size: the most bytes a string value keeps (record/value_binding.h).
   uint16_t string_max = 64;
@@ -44,7 +45,9 @@ std::vector<unsigned> usdt_pair_key_args(const std::string& function, const std:
 Result<std::vector<unsigned>> parse_pair_by(const std::string& text);
 
 // Probes are deduplicated by (path, file offset, kind): the same function named by
-// two specs is probed once, with the values of both (the first spec's first).
-Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts);
+// two specs is probed once, with the values of both (the first spec's first). `risks`
+// (record/unwind_risk.h): the functions whose returns are measured at their exits, or not.
+Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const PlanOptions& opts,
+                               const ReturnRisks& risks = {});
 
 }  // namespace uprof

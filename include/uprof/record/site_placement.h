@@ -9,6 +9,7 @@
 
 #include "uprof/model/site_move.h"
 #include "uprof/record/probe_table.h"
+#include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/insn/probe_placement.h"
 #include "uprof/resolve/resolved_probe.h"
 #include "uprof/resolve/resolver.h"
@@ -16,9 +17,13 @@
 
 namespace uprof {
 
-// `placements`, when given, gets one entry per probe (the default for a probe that is
-// not at a function's entry), for `uprof probe` to say what was chosen and why.
+// Moves the entry probes' vaddr and file_offset (the one field of the probe this stage
+// writes: the site is the probe's address). `risks` says which functions keep no return
+// probe (a moved entry need not serve one). `placements`, when given, gets one entry per
+// probe (the default for a probe that is not at a function's entry), for `uprof probe` to
+// say what was chosen and why.
 Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
-                   std::vector<SiteMove>& moves, std::vector<Placement>* placements = nullptr);
+                   const ReturnRisks& risks, std::vector<SiteMove>& moves,
+                   std::vector<Placement>* placements = nullptr);
 
 }  // namespace uprof

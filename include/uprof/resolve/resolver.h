@@ -58,8 +58,19 @@ class Resolver {
   Result<std::vector<uint8_t>> function_bytes(const Image& img, uint64_t vaddr, uint64_t size, uint64_t max = 1 << 20);
 
  private:
-  // resolve(), before the globals its values read are placed in each probe's file.
+  // resolve(), before the globals its values read are placed in each probe's file: one of
+  // the four below by the spec's kind.
   Result<std::vector<ResolvedProbe>> resolve_sites(const ProbeSpec& spec, const std::string& target);
+  // BIN:0xOFF[%return]: the instruction at that file offset, in the function that holds it.
+  Result<std::vector<ResolvedProbe>> resolve_raw_offset(const ProbeSpec& spec, const RawOffset& raw, const Image& img);
+  // FUNC[@VER][+OFF][%return] and globs (resolver_sites.cpp): each function it names, at the
+  // implementation an IFUNC selects, under its source name for a clone; with a plain name,
+  // its inlined copies too.
+  Result<std::vector<ResolvedProbe>> resolve_function(const ProbeSpec& spec, const FunctionRef& ref, const Image& img);
+  // One function `f` of those: at `at` (f itself, or the implementation `choice` selects;
+  // nullptr when no symbol starts there).
+  Result<ResolvedProbe> function_probe(const ProbeSpec& spec, const FunctionRef& ref, const Image& img,
+                                       const Function& f, const Function* at, const IfuncSelection* choice);
   // usdt:[BIN:]PROVIDER:NAME: the matching notes of BIN, or of the target and the
   // libraries it loads.
   Result<std::vector<ResolvedProbe>> resolve_usdt(const ProbeSpec& spec, const UsdtRef& ref,
@@ -71,6 +82,15 @@ class Resolver {
                                                     const std::string& version);
   // FILE:LINE and FUNC:LINE: every statement start of the line (resolve/dwarf/source_lines.h).
   Result<std::vector<ResolvedProbe>> resolve_line(const ProbeSpec& spec, const Image& img);
+  // The line a FUNC:LINE means ("loop_sum:3": 3 below loop_sum's declaration, in
+  // lines.c) and the address ranges of the function's copies, where it is looked for.
+  struct LineQuery {
+    std::string file;
+    uint32_t line = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // empty: anywhere
+  };
+  Result<LineQuery> function_line(const ProbeSpec& spec, const FunctionLine& fl, const Image& img,
+                                  const DwarfIndex& index);
   // The inlined copies of `name` in `img`, as entry-only sites (resolve/dwarf/inlined_copies.h).
   Result<std::vector<ResolvedProbe>> inlined_sites(const ProbeSpec& spec, const Image& img, const std::string& name);
   // The DWARF of a loaded file (its debug file's when separate), indexed once.
@@ -78,6 +98,11 @@ class Resolver {
   Result<const InlinedCopies*> inlined_copies(const Image& img);
   // Refuses a probe inside a function at an offset that is not an instruction boundary.
   Status check_offset(const Image& img, const ResolvedProbe& p);
+  // What every probe of `spec` in `img` shares: the spec, the file, the values asked for;
+  // a function point (a return when the spec says %return) until its kind says otherwise.
+  static ResolvedProbe probe_base(const ProbeSpec& spec, const Image& img);
+  // Refuses an address that is not instruction-aligned ("add+0x2" on arm64); `where` names it.
+  static Status check_alignment(const ProbeSpec& spec, const Image& img, uint64_t vaddr, const std::string& where);
 
   ResolveOptions opts_;
   std::map<std::string, std::unique_ptr<Image>> images_;

@@ -112,6 +112,23 @@ struct CallArgs {
 };
 std::optional<CallArgs> parse_call_args(std::string_view name);
 
+// Questions the resolver asks of a spec, answered from its syntax alone.
+//
+// A function named plainly: no glob, +OFF, @VERSION or %return ("sq"; not "s*", "sq+0x4",
+// "sq@V1" or "sq%return"). Its inlined copies, which have none of these, are probed with it.
+bool names_plain_function(const ProbeSpec& spec);
+// The spec names a `.cold` fragment itself ("inner.cold"): only then is one probed, as it
+// is entered by a jump from its function, never called.
+bool names_cold_part(const FunctionRef& ref);
+// The values a call's parameter list asks for: "add(a, b)" -> a, b (by name);
+// "add()" -> $retval alone.
+std::vector<ValueRequest> call_values(const CallArgs& call);
+// The name and version as written: "memcpy@@GLIBC_2.14", "memcpy@GLIBC_2.2.5", "add".
+std::string name_with_version(const FunctionRef& ref);
+// A line as written, the name of its sites: "lines.c:24", "loop_sum:3".
+std::string line_text(const SourceLine& line);
+std::string line_text(const FunctionLine& line);
+
 // Parses "0x1f", "31", "0X1F"; nullopt on anything else or on overflow.
 std::optional<uint64_t> parse_number(std::string_view s);
 
