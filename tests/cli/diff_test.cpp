@@ -83,11 +83,13 @@ TEST_F(Diff, KnownSlowdownIsFlaggedInItsDirection) {
   double ratio = 0;
   const auto v = verdicts(a(), b(), &ratio);
   ASSERT_EQ(v.size(), 3u);
-  // p50: 1.5 ms more on a ~3.15 ms call (seen: x1.47); load makes both calls longer,
-  // and the ratio smaller, never below 1.
+  // p50: 1.5 ms more on a ~3.15 ms call (seen: x1.47 on a quiet machine). Load moves
+  // the ratio either way: B's run lasts 0.45 s longer than A's and may meet load A did
+  // not (seen: x1.82 under ctest -j2 beside four builds). Above x3, a 4.5 ms nap's p50
+  // would read over 9.45 ms: that is no longer load but a wrong quantile or ratio.
   EXPECT_EQ(v[0], "slower");
   EXPECT_GT(ratio, 1.15);
-  EXPECT_LT(ratio, 1.6);
+  EXPECT_LT(ratio, 3.0);
   EXPECT_EQ(v[2], "too few calls");
   for (const auto& s : v) EXPECT_NE(s, "faster");
   // The other way round: faster, by the inverse.
@@ -99,7 +101,7 @@ TEST_F(Diff, KnownSlowdownIsFlaggedInItsDirection) {
 
   auto t = run({uprof_binary(), "diff", a(), b()});
   ASSERT_EQ(t.exit_code, 0) << t.err;
-  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\nnap +300 -> 300 +[0-9.]+ms -> [0-9.]+ms +x1\.[0-9]+ slower )"))) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\nnap +300 -> 300 +[0-9.]+ms -> [0-9.]+ms +x[12]\.[0-9]+ slower )"))) << t.out;
   EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\nadd \(only in B\) +- -> 0 )"))) << t.out;
   EXPECT_NE(t.out.find("workload: the same build (build-id "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("99% confidence interval of B/A"), std::string::npos) << t.out;
@@ -109,7 +111,7 @@ TEST_F(Diff, KnownSlowdownIsFlaggedInItsDirection) {
   // end, with the function, the quantile and why; 0 the other way round.
   auto f = run({uprof_binary(), "diff", a(), b(), "--fail-above", "10"});
   EXPECT_EQ(f.exit_code, 3) << f.err;
-  EXPECT_TRUE(std::regex_search(f.err, std::regex(R"(^uprof: diff: nap: p50 [0-9.]+ms -> [0-9.]+ms, x1\.[0-9]+, at least x1\.[0-9]+ \(99% confidence\): slower by more than 10%\n)")))
+  EXPECT_TRUE(std::regex_search(f.err, std::regex(R"(^uprof: diff: nap: p50 [0-9.]+ms -> [0-9.]+ms, x[12]\.[0-9]+, at least x[12]\.[0-9]+ \(99% confidence\): slower by more than 10%\n)")))
       << f.err;
   EXPECT_EQ(f.out, t.out);  // the report itself is the same
   auto g = run({uprof_binary(), "diff", b(), a(), "--fail-above", "10"});
