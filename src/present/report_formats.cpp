@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "uprof/present/json_writer.h"
+#include "uprof/present/value_text.h"
 
 namespace uprof {
 namespace {
