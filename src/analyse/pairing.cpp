@@ -161,55 +161,72 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   const uint64_t before = t.probe_ns;
   if (!hit_cost_of_probe_.empty()) t.probe_ns += hit_cost(e.probe);
   const bool at_exits = fn < at_exits_.size() && at_exits_[fn];
-  const bool trampoline = !at_exits && !(fn < usdt_.size() && usdt_[fn]);
+  const Sample s{.e = e,
+                 .function = fn,
+                 .values = values,
+                 .at_exits = at_exits,
+                 .trampoline = !at_exits && !(fn < usdt_.size() && usdt_[fn])};
   if (role == ProbeRole::Entry) {
-    ++counts_.entries;
-    if (at_exits && e.frame) close_popped_frames(t, e.frame, sink);
-    if (trampoline && t.trampolines >= kMaxUretprobeDepth) {
-      // The kernel refused to arm this return ("uprobe: omit uretprobe due to
-      // nestedness limit"): it will never come, and its frame does not count
-      // toward the kernel's depth, so it is not pushed.
-      ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::NestingLimit)];
-      sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                  .reason = UnmatchedReason::NestingLimit, .values = values, .missing = e.missing});
-      return;
-    }
-    Frame& f = t.stack.emplace_back();
-    f.function = fn;
-    f.probe = e.probe;
-    f.time = e.time;
-    f.loss_epoch = loss_epoch_;
-    f.probe_ns_mark = t.probe_ns;
-    f.nvalues = static_cast<uint8_t>(values.size());
-    f.trampoline = trampoline;
-    t.trampolines += f.trampoline;
-    f.sp = at_exits ? e.frame : 0;
-    f.missing = e.missing;
-    std::copy(values.begin(), values.end(), f.values.begin());
+    on_entry(t, s, sink);
+  } else {
+    on_return(t, s, before, sink);
+  }
+}
+
+void Pairer::on_entry(Thread& t, const Sample& s, PairingSink& sink) {
+  const Event& e = s.e;
+  ++counts_.entries;
+  if (s.at_exits && e.frame) close_popped_frames(t, e.frame, sink);
+  if (s.trampoline && t.trampolines >= kMaxUretprobeDepth) {
+    // The kernel refused to arm this return ("uprobe: omit uretprobe due to
+    // nestedness limit"): it will never come, and its frame does not count
+    // toward the kernel's depth, so it is not pushed.
+    ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::NestingLimit)];
+    sink.on_unmatched(Unmatched{.function = s.function, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
+                                .reason = UnmatchedReason::NestingLimit, .values = s.values, .missing = e.missing});
     return;
   }
+  Frame& f = t.stack.emplace_back();
+  f.function = s.function;
+  f.probe = e.probe;
+  f.time = e.time;
+  f.loss_epoch = loss_epoch_;
+  f.probe_ns_mark = t.probe_ns;
+  f.nvalues = static_cast<uint8_t>(s.values.size());
+  f.trampoline = s.trampoline;
+  t.trampolines += f.trampoline;
+  f.sp = s.at_exits ? e.frame : 0;
+  f.missing = e.missing;
+  std::copy(s.values.begin(), s.values.end(), f.values.begin());
+}
 
-  ++counts_.returns;
-  std::size_t i = t.stack.size();
-  // At an exit, the frame with this stack pointer (a recursive function has one per level).
-  // A keyed USDT pair: the call with the same key values.
+std::size_t Pairer::returning_frame(const Thread& t, const Sample& s) const {
+  const Event& e = s.e;
   static const std::vector<std::pair<uint16_t, uint16_t>> kNoKey;
-  const auto& key = fn < key_.size() ? key_[fn] : kNoKey;
+  const auto& key = s.function < key_.size() ? key_[s.function] : kNoKey;
   auto same_key = [&](const Frame& f) {
     for (auto [in, out] : key) {
-      if (in >= f.nvalues || out >= values.size() || (f.missing >> in & 1) || (e.missing >> out & 1)) continue;
-      if (f.values[in] != values[out]) return false;
+      if (in >= f.nvalues || out >= s.values.size() || (f.missing >> in & 1) || (e.missing >> out & 1)) continue;
+      if (f.values[in] != s.values[out]) return false;
     }
     return true;
   };
   auto returns = [&](const Frame& f) {
-    return f.function == fn && (!at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame) && same_key(f);
+    return f.function == s.function && (!s.at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame) && same_key(f);
   };
+  std::size_t i = t.stack.size();
   while (i > 0 && !returns(t.stack[i - 1])) --i;
+  return i;
+}
+
+void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, PairingSink& sink) {
+  const Event& e = s.e;
+  ++counts_.returns;
+  const std::size_t i = returning_frame(t, s);
   if (i == 0) {
     ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)];
-    sink.on_unmatched(Unmatched{.function = fn, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = values, .missing = e.missing});
+    sink.on_unmatched(Unmatched{.function = s.function, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
+                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = s.values, .missing = e.missing});
     return;
   }
   const std::size_t depth = i - 1;
@@ -219,18 +236,18 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
   const Frame& f = t.stack[depth];
   ++counts_.calls;
   sink.on_call(Call{
-      .function = fn,
+      .function = s.function,
       .pid = t.pid,
       .tid = t.tid,
       .entry_time = f.time,
       .return_time = e.time,
       .duration = e.time >= f.time ? e.time - f.time : 0,
       .entry_values = {f.values.data(), f.nvalues},
-      .return_values = values,
+      .return_values = s.values,
       .entry_missing = f.missing,
       .return_missing = e.missing,
       .depth = static_cast<uint32_t>(depth),
-      .nested_probe_ns = before - f.probe_ns_mark,
+      .nested_probe_ns = probe_ns_before - f.probe_ns_mark,
       .spans_loss = loss_epoch_ != f.loss_epoch,
   });
   pop_frame(t);

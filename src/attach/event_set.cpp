@@ -75,46 +75,17 @@ Status EventSet::open_all(const EventSetOptions& options) {
 
   // One attr per request; config1 (the path pointer) is filled in just before
   // each open, from requests_, which does not move while this runs.
-  std::optional<UprobePmu> pmu;
   raw_fields_.assign(requests_.size(), {});
   const bool any_fetch = std::any_of(options.fetch_args.begin(), options.fetch_args.end(),
                                      [](const std::string& a) { return !a.empty(); });
   if (any_fetch && options.backend != ProbeBackend::Tracefs)
     return err("attach: values read from memory (strings, +OFF(...)) need tracefs probes: the uprobe PMU has no "
                "fetch arguments (use --backend tracefs or --engine bpf)");
-  if (options.backend == ProbeBackend::UprobePmu) {
-    UPROF_ASSIGN(UprobePmu p, read_uprobe_pmu(options.pmu_dir));
-    pmu = p;
-    for (const ProbeCapture& r : requests_) {
-      UprobeTarget t = target_of(r);
-      UPROF_TRY(check_uprobe_target(p, t));
-      perf_event_attr a = build_uprobe_attr(p, t, r.reads, attr_options);
-      a.config1 = 0;
-      attrs_.push_back(a);
-    }
+  const bool through_pmu = options.backend == ProbeBackend::UprobePmu;
+  if (through_pmu) {
+    UPROF_TRY(uprobe_pmu_attrs(options, attr_options));
   } else {
-    std::string dir = options.tracefs_dir;
-    if (dir.empty()) { UPROF_ASSIGN(dir, find_tracefs()); }
-    std::string group = tracefs_group_for_this_process();
-    for (std::size_t i = 0; i < requests_.size(); i++) {
-      const ProbeCapture& r = requests_[i];
-      const std::string args = i < options.fetch_args.size() ? options.fetch_args[i] : std::string();
-      UPROF_ASSIGN(TracefsUprobe probe,
-                   TracefsUprobe::create(dir, TracefsUprobeSpec{.group = group,
-                                                                 .name = next_tracefs_event_name(),
-                                                                 .path = r.path,
-                                                                 .offset = r.file_offset,
-                                                                 .is_return = r.is_return,
-                                                                 .ref_ctr_offset = r.ref_ctr_offset,
-                                                                 .fetch_args = args}));
-      perf_event_attr a = build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options);
-      if (!args.empty()) {
-        a.sample_type |= PERF_SAMPLE_RAW;
-        UPROF_ASSIGN(raw_fields_[i], read_trace_format(probe.format_path()));
-      }
-      attrs_.push_back(a);
-      tracefs_.push_back(std::move(probe));
-    }
+    UPROF_TRY(tracefs_attrs(options, attr_options));
   }
 
   // The side band: a software dummy (it never samples) that only writes task
@@ -130,39 +101,79 @@ Status EventSet::open_all(const EventSetOptions& options) {
   }
 
   UPROF_TRY(ensure_fd_headroom((requests_.size() + (options.track_tasks ? 1 : 0)) * cpus_.size()));
+  for (int cpu : cpus_) UPROF_TRY(open_on_cpu(cpu, options, through_pmu));
+  return ok();
+}
 
-  for (int cpu : cpus_) {
-    int ring_fd = -1;
-    for (std::size_t i = 0; i < requests_.size(); ++i) {
-      UprobeTarget t = target_of(requests_[i]);
-      perf_event_attr a = attrs_[i];
-      if (pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
-      // pid -1: every process on this CPU (-a); inheriting makes no sense there.
-      if (pid_ < 0) a.inherit = 0;
-      UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
-      // -a: never uprof itself. With a probe on a function it calls too (libc:malloc),
-      // each drain pass would record the mallocs of the one before. The tracepoint's
-      // filter drops its hits in the kernel, uncounted (uprof has one thread: its pid
-      // is its only tid, which is what common_pid holds).
-      if (pid_ < 0 && !pmu) UPROF_TRY(set_event_filter(fd.get(), "common_pid != " + std::to_string(::getpid())));
-      UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
-      if (ring_fd < 0) {
-        UPROF_ASSIGN(RingBuffer ring, RingBuffer::map(fd.get(), options.ring_data_pages, cpu));
-        ring_fd = fd.get();
-        rings_.push_back(std::move(ring));
-      } else {
-        UPROF_TRY(redirect_output(fd.get(), ring_fd));
-      }
-      id_to_request_[id] = i;
-      events_.push_back(Event{.fd = std::move(fd), .cpu = cpu, .request = i, .id = id});
+Status EventSet::uprobe_pmu_attrs(const EventSetOptions& options, const AttrOptions& attr_options) {
+  UPROF_ASSIGN(UprobePmu p, read_uprobe_pmu(options.pmu_dir));
+  for (const ProbeCapture& r : requests_) {
+    UprobeTarget t = target_of(r);
+    UPROF_TRY(check_uprobe_target(p, t));
+    perf_event_attr a = build_uprobe_attr(p, t, r.reads, attr_options);
+    a.config1 = 0;
+    attrs_.push_back(a);
+  }
+  return ok();
+}
+
+Status EventSet::tracefs_attrs(const EventSetOptions& options, const AttrOptions& attr_options) {
+  std::string dir = options.tracefs_dir;
+  if (dir.empty()) { UPROF_ASSIGN(dir, find_tracefs()); }
+  std::string group = tracefs_group_for_this_process();
+  for (std::size_t i = 0; i < requests_.size(); i++) {
+    const ProbeCapture& r = requests_[i];
+    const std::string args = i < options.fetch_args.size() ? options.fetch_args[i] : std::string();
+    UPROF_ASSIGN(TracefsUprobe probe,
+                 TracefsUprobe::create(dir, TracefsUprobeSpec{.group = group,
+                                                               .name = next_tracefs_event_name(),
+                                                               .path = r.path,
+                                                               .offset = r.file_offset,
+                                                               .is_return = r.is_return,
+                                                               .ref_ctr_offset = r.ref_ctr_offset,
+                                                               .fetch_args = args}));
+    perf_event_attr a = build_tracepoint_attr(probe.tracepoint_id(), r.reads, attr_options);
+    if (!args.empty()) {
+      a.sample_type |= PERF_SAMPLE_RAW;
+      UPROF_ASSIGN(raw_fields_[i], read_trace_format(probe.format_path()));
     }
-    if (options.track_tasks) {
-      UPROF_ASSIGN(UniqueFd fd, open_perf_event(side_band_attr_, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC));
-      UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
+    attrs_.push_back(a);
+    tracefs_.push_back(std::move(probe));
+  }
+  return ok();
+}
+
+Status EventSet::open_on_cpu(int cpu, const EventSetOptions& options, bool through_pmu) {
+  int ring_fd = -1;
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    UprobeTarget t = target_of(requests_[i]);
+    perf_event_attr a = attrs_[i];
+    if (through_pmu) a.config1 = reinterpret_cast<uint64_t>(requests_[i].path.c_str());
+    // pid -1: every process on this CPU (-a); inheriting makes no sense there.
+    if (pid_ < 0) a.inherit = 0;
+    UPROF_ASSIGN(UniqueFd fd, open_perf_event(a, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC, &t));
+    // -a: never uprof itself. With a probe on a function it calls too (libc:malloc),
+    // each drain pass would record the mallocs of the one before. The tracepoint's
+    // filter drops its hits in the kernel, uncounted (uprof has one thread: its pid
+    // is its only tid, which is what common_pid holds).
+    if (pid_ < 0 && !through_pmu) UPROF_TRY(set_event_filter(fd.get(), "common_pid != " + std::to_string(::getpid())));
+    UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
+    if (ring_fd < 0) {
+      UPROF_ASSIGN(RingBuffer ring, RingBuffer::map(fd.get(), options.ring_data_pages, cpu));
+      ring_fd = fd.get();
+      rings_.push_back(std::move(ring));
+    } else {
       UPROF_TRY(redirect_output(fd.get(), ring_fd));
-      side_band_ids_.insert(id);
-      side_band_.push_back(std::move(fd));
     }
+    id_to_request_[id] = i;
+    events_.push_back(Event{.fd = std::move(fd), .cpu = cpu, .request = i, .id = id});
+  }
+  if (options.track_tasks) {
+    UPROF_ASSIGN(UniqueFd fd, open_perf_event(side_band_attr_, pid_, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    UPROF_ASSIGN(uint64_t id, event_id(fd.get()));
+    UPROF_TRY(redirect_output(fd.get(), ring_fd));
+    side_band_ids_.insert(id);
+    side_band_.push_back(std::move(fd));
   }
   return ok();
 }

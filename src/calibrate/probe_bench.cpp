@@ -145,6 +145,66 @@ Result<BenchEngines> bench_engines(std::span<const EngineKind> wanted, const Sta
   return out;
 }
 
+namespace {
+
+// One target's per-hit costs on one engine, a list per mode (entry, return, both),
+// and the median call as the probed program saw it.
+struct BenchSamples {
+  std::vector<double> per_hit[3];
+  std::vector<double> inside;
+};
+using WantedClass = std::function<bool(InsnClass)>;
+
+// Runs every wanted target `o.runs` times, unprobed here and under each engine's probes
+// in a child; samples[target][engine] gets the figures, `unprobed` the bare loop's.
+Status measure_targets(const ProbeBenchOptions& o, const BenchEngines& engines, const WantedClass& wanted,
+                       std::vector<std::array<BenchSamples, kEngineKinds>>& samples, std::vector<double>& unprobed) {
+  for (int run = 0; run < o.runs; run++) {
+    for (std::size_t i = 0; i < bench_targets().size(); i++) {
+      const BenchTarget& t = bench_targets()[i];
+      if (!wanted(t.cls)) continue;
+      uint64_t calls = t.cls == InsnClass::SingleStepped ? o.calls_step : o.calls_fast;
+      // The same loop without probes, in this process: its CPU time is what the child's
+      // would be (the loop is a few ns per call; the probes add microseconds).
+      LoopTiming base = run_target_loop(t, calls);
+      double base_cpu = static_cast<double>(base.cpu_ns);
+      unprobed.push_back(base_cpu / static_cast<double>(calls));
+      for (EngineKind e : engines.engines) {
+        BenchSamples& s = samples[i][static_cast<std::size_t>(e)];
+        for (std::size_t m = 0; m < 3; m++) {
+          UPROF_ASSIGN(RunFigures f, record_once(o, t, e, kModes[m], calls, base_cpu, run));
+          s.per_hit[m].push_back(f.per_hit_ns);
+          if (kModes[m] == Mode::Both) s.inside.push_back(static_cast<double>(f.median_call_ns));
+        }
+      }
+    }
+  }
+  return ok();
+}
+
+// The table's rows: per target class and engine, the medians of its samples.
+void fill_costs(ProbeCostTable& table, const BenchEngines& engines, const WantedClass& wanted,
+                const std::vector<std::array<BenchSamples, kEngineKinds>>& samples) {
+  for (std::size_t i = 0; i < bench_targets().size(); i++) {
+    const BenchTarget& t = bench_targets()[i];
+    if (!wanted(t.cls)) continue;
+    std::vector<uint8_t> code(reinterpret_cast<const uint8_t*>(t.fn), reinterpret_cast<const uint8_t*>(t.fn) + 16);
+    std::string insn = classify_insn(table.arch, code, reinterpret_cast<uintptr_t>(t.fn)).insn;
+    for (EngineKind e : engines.engines) {
+      const BenchSamples& s = samples[i][static_cast<std::size_t>(e)];
+      ClassCost& cc = table.of(e, t.cls);
+      cc.measured = true;
+      cc.insn = insn;
+      cc.entry_ns = std::max(0.0, median(s.per_hit[0]));
+      cc.return_ns = std::max(0.0, median(s.per_hit[1]));
+      cc.call_ns = std::max(0.0, 2 * median(s.per_hit[2]));
+      cc.inside_ns = static_cast<uint64_t>(median(s.inside) + 0.5);
+    }
+  }
+}
+
+}  // namespace
+
 Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts) {
   if (bench_targets().empty()) return err("bench: this build has no target functions for its architecture");
   if (opts.runs < 1) return err("bench: at least one run");
@@ -184,50 +244,12 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts) {
   table.boot_id = k.boot_id;
   table.arch = host_arch();
 
-  struct Samples {
-    std::vector<double> per_hit[3];
-    std::vector<double> inside;
-  };
   // [target][engine]
-  std::vector<std::array<Samples, kEngineKinds>> samples(bench_targets().size());
+  std::vector<std::array<BenchSamples, kEngineKinds>> samples(bench_targets().size());
   std::vector<double> unprobed;
-  for (int run = 0; run < o.runs; run++) {
-    for (std::size_t i = 0; i < bench_targets().size(); i++) {
-      const BenchTarget& t = bench_targets()[i];
-      if (!wanted(t.cls)) continue;
-      uint64_t calls = t.cls == InsnClass::SingleStepped ? o.calls_step : o.calls_fast;
-      // The same loop without probes, in this process: its CPU time is what the child's
-      // would be (the loop is a few ns per call; the probes add microseconds).
-      LoopTiming base = run_target_loop(t, calls);
-      double base_cpu = static_cast<double>(base.cpu_ns);
-      unprobed.push_back(base_cpu / static_cast<double>(calls));
-      for (EngineKind e : engines.engines) {
-        Samples& s = samples[i][static_cast<std::size_t>(e)];
-        for (std::size_t m = 0; m < 3; m++) {
-          UPROF_ASSIGN(RunFigures f, record_once(o, t, e, kModes[m], calls, base_cpu, run));
-          s.per_hit[m].push_back(f.per_hit_ns);
-          if (kModes[m] == Mode::Both) s.inside.push_back(static_cast<double>(f.median_call_ns));
-        }
-      }
-    }
-  }
+  UPROF_TRY(measure_targets(o, engines, wanted, samples, unprobed));
   table.unprobed_ns = median(unprobed);
-  for (std::size_t i = 0; i < bench_targets().size(); i++) {
-    const BenchTarget& t = bench_targets()[i];
-    if (!wanted(t.cls)) continue;
-    std::vector<uint8_t> code(reinterpret_cast<const uint8_t*>(t.fn), reinterpret_cast<const uint8_t*>(t.fn) + 16);
-    std::string insn = classify_insn(table.arch, code, reinterpret_cast<uintptr_t>(t.fn)).insn;
-    for (EngineKind e : engines.engines) {
-      const Samples& s = samples[i][static_cast<std::size_t>(e)];
-      ClassCost& cc = table.of(e, t.cls);
-      cc.measured = true;
-      cc.insn = insn;
-      cc.entry_ns = std::max(0.0, median(s.per_hit[0]));
-      cc.return_ns = std::max(0.0, median(s.per_hit[1]));
-      cc.call_ns = std::max(0.0, 2 * median(s.per_hit[2]));
-      cc.inside_ns = static_cast<uint64_t>(median(s.inside) + 0.5);
-    }
-  }
+  fill_costs(table, engines, wanted, samples);
   return table;
 }
 

@@ -13,6 +13,8 @@ namespace po = boost::program_options;
 
 namespace uprof::cli {
 
+// Long: a third of it is the options table and its help text; the rest wires them to
+// run_probe_bench and the cache, in the order the help describes.
 int cmd_bench(int argc, char** argv) {
   po::options_description opts(
       "usage: uprof bench [OPTIONS]\n\n"

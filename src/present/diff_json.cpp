@@ -34,13 +34,8 @@ void shift_json(JsonWriter& w, const QuantileShift& s) {
   w.end_object();
 }
 
-}  // namespace
-
-std::string render_json_diff(const DiffModel& d, std::optional<double> fail_above) {
-  JsonWriter w;
-  w.begin_object();
-  w.field("schema", kDiffSchema);
-  w.key("method");
+// How the two sides were compared: the method, its confidence and percentiles.
+void method_json(JsonWriter& w, const DiffModel& d) {
   w.begin_object();
   w.field("name", "order-statistic confidence intervals");
   w.field("confidence", d.options.shift.confidence);
@@ -51,11 +46,10 @@ std::string render_json_diff(const DiffModel& d, std::optional<double> fail_abov
   w.end_array();
   w.field("description", diff_method(d.options.shift));
   w.end_object();
-  w.key("a");
-  recording_json(w, d.a);
-  w.key("b");
-  recording_json(w, d.b);
-  w.key("binaries");
+}
+
+// The binaries of A and B side by side, and whether each is the same build.
+void binaries_json(JsonWriter& w, const DiffModel& d) {
   w.begin_array();
   for (const BinaryPair& b : d.binaries) {
     w.begin_object();
@@ -68,6 +62,66 @@ std::string render_json_diff(const DiffModel& d, std::optional<double> fail_abov
     w.end_object();
   }
   w.end_array();
+}
+
+// One row of the "functions" array: a function (or group) in A and B, and its shifts.
+void row_json(JsonWriter& w, const DiffModel& d, const DiffRow& r) {
+  w.begin_object();
+  w.field("name", r.function);
+  w.field("label", diff_row_label(r, d.options));
+  if (!r.thread.empty()) w.field("thread", r.thread);
+  if (r.has_by_value && r.value_spec) {
+    w.key("by_value");
+    value_json(w, r.by_value, *r.value_spec);
+  }
+  if (r.other_values) w.field("other_values", true);
+  w.field("in", r.in_both() ? "both" : r.a.probed ? "a" : "b");
+  w.key("a");
+  side_json(w, r.a);
+  w.key("b");
+  side_json(w, r.b);
+  w.key("shifts");
+  w.begin_array();
+  for (const QuantileShift& s : r.shifts) shift_json(w, s);
+  w.end_array();
+  w.key("max_ratio");
+  if (r.compared()) w.value(r.max_ratio);
+  else w.null();
+  w.end_object();
+}
+
+// What --fail-above found: the regressions over `percent`, each with its reason.
+void fail_above_json(JsonWriter& w, const DiffModel& d, double percent) {
+  w.begin_object();
+  w.field("percent", percent);
+  w.key("regressions");
+  w.begin_array();
+  for (const Regression& g : regressions(d, percent)) {
+    w.begin_object();
+    w.field("label", diff_row_label(d.rows[g.row], d.options));
+    w.key("shift");
+    shift_json(w, g.shift);
+    w.field("reason", regression_text(d, g, percent));
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace
+
+std::string render_json_diff(const DiffModel& d, std::optional<double> fail_above) {
+  JsonWriter w;
+  w.begin_object();
+  w.field("schema", kDiffSchema);
+  w.key("method");
+  method_json(w, d);
+  w.key("a");
+  recording_json(w, d.a);
+  w.key("b");
+  recording_json(w, d.b);
+  w.key("binaries");
+  binaries_json(w, d);
   w.key("notes");
   w.begin_array();
   for (const std::string& n : diff_notes(d)) w.value(n);
@@ -75,48 +129,12 @@ std::string render_json_diff(const DiffModel& d, std::optional<double> fail_abov
 
   w.key("functions");
   w.begin_array();
-  for (const DiffRow& r : d.rows) {
-    w.begin_object();
-    w.field("name", r.function);
-    w.field("label", diff_row_label(r, d.options));
-    if (!r.thread.empty()) w.field("thread", r.thread);
-    if (r.has_by_value && r.value_spec) {
-      w.key("by_value");
-      value_json(w, r.by_value, *r.value_spec);
-    }
-    if (r.other_values) w.field("other_values", true);
-    w.field("in", r.in_both() ? "both" : r.a.probed ? "a" : "b");
-    w.key("a");
-    side_json(w, r.a);
-    w.key("b");
-    side_json(w, r.b);
-    w.key("shifts");
-    w.begin_array();
-    for (const QuantileShift& s : r.shifts) shift_json(w, s);
-    w.end_array();
-    w.key("max_ratio");
-    if (r.compared()) w.value(r.max_ratio);
-    else w.null();
-    w.end_object();
-  }
+  for (const DiffRow& r : d.rows) row_json(w, d, r);
   w.end_array();
 
   if (fail_above) {
     w.key("fail_above");
-    w.begin_object();
-    w.field("percent", *fail_above);
-    w.key("regressions");
-    w.begin_array();
-    for (const Regression& g : regressions(d, *fail_above)) {
-      w.begin_object();
-      w.field("label", diff_row_label(d.rows[g.row], d.options));
-      w.key("shift");
-      shift_json(w, g.shift);
-      w.field("reason", regression_text(d, g, *fail_above));
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
+    fail_above_json(w, d, *fail_above);
   }
   w.end_object();
   return w.take() + "\n";

@@ -6,6 +6,7 @@
 #include "uprof/analyse/duration_format.h"
 #include "uprof/present/report_text.h"
 #include "uprof/present/text_table.h"
+#include "uprof/present/value_text.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {

@@ -12,6 +12,7 @@
 #include "uprof/present/report_notes.h"
 #include "uprof/present/svg_histogram.h"
 #include "uprof/present/svg_timeline.h"
+#include "uprof/present/value_text.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "uprof/present/json_writer.h"
+#include "uprof/present/value_text.h"
 
 namespace uprof {
 namespace {
@@ -103,6 +104,86 @@ void latency_json(JsonWriter& w, const LatencyHistogram& h, const LinearHistogra
   w.end_object();
 }
 
+namespace {
+
+// One group's captured values: name, count, min and max, the most frequent.
+void group_values_json(JsonWriter& w, const GroupStats& g, const FunctionInfo& f, const TextReportOptions& o) {
+  w.begin_array();
+  for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
+    const ValueStats& vs = g.values[v];
+    const ValueSpec& spec = f.values[v];
+    if (!has_value_stats(spec)) continue;
+    w.begin_object();
+    w.field("name", spec.name);
+    w.field("return", v >= f.return_values_at);
+    w.field("count", vs.count);
+    if (vs.count && !spec.is_string()) {  // a string's id says nothing of its order
+      w.key("min");
+      value_json(w, vs.min, spec);
+      w.key("max");
+      value_json(w, vs.max, spec);
+    }
+    w.key("top");
+    w.begin_array();
+    for (const auto& e : vs.top.top(o.top_values)) {
+      w.begin_object();
+      w.key("value");
+      value_json(w, e.value, spec);
+      w.field("count", e.count);
+      w.field("count_error", e.error);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+}
+
+// One row of the "functions" array: a function, or one of its --by / per-thread groups.
+void group_json(JsonWriter& w, const ReportModel& m, const GroupStats& g, const TextReportOptions& o) {
+  const FunctionInfo& f = m.functions.functions[g.function];
+  const auto& h = g.latency;
+  w.begin_object();
+  w.field("name", f.name);
+  w.field("path", f.path);
+  w.field("label", group_label(m, g));
+  if (g.pid) w.field("pid", g.pid);
+  if (g.tid) {
+    w.field("tid", g.tid);
+    w.field("comm", g.comm);
+  }
+  if (g.has_by_value) {
+    for (const auto& v : f.values)
+      if (v.name == m.options.by_value) {
+        w.key("by_value");
+        value_json(w, g.by_value, v);
+      }
+  }
+  w.field("paired", f.paired());
+  w.field("calls", g.calls);
+  w.field("probe_cost_ns", g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0);
+  w.field("compensated_ns", m.options.compensate ? m.options.compensation_for(g.function) : 0);
+  w.key("latency_ns");
+  if (f.paired() && h.count()) {
+    latency_json(w, h, g.linear ? &*g.linear : nullptr, [&](double p) { return g.compensation_hides(p); });
+  } else {
+    w.null();
+  }
+  w.key("unmatched");
+  w.begin_object();
+  for (std::size_t r = 0; r < kUnmatchedReasons; r++)
+    w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
+  w.end_object();
+  w.field("calls_spanning_loss", g.calls_spanning_loss);
+  w.field("below_compensation", g.below_compensation);
+  w.field("nested_probe_ns", g.nested_probe_ns);
+  w.key("values");
+  group_values_json(w, g, f, o);
+  w.end_object();
+}
+
+}  // namespace
+
 std::string render_json_report(const ReportModel& m, const TextReportOptions& o) {
   JsonWriter w;
   w.begin_object();
@@ -112,76 +193,7 @@ std::string render_json_report(const ReportModel& m, const TextReportOptions& o)
 
   w.key("functions");
   w.begin_array();
-  for (std::size_t i : sorted_groups(m, o.sort)) {
-    const GroupStats& g = m.groups[i];
-    const FunctionInfo& f = m.functions.functions[g.function];
-    const auto& h = g.latency;
-    w.begin_object();
-    w.field("name", f.name);
-    w.field("path", f.path);
-    w.field("label", group_label(m, g));
-    if (g.pid) w.field("pid", g.pid);
-    if (g.tid) {
-      w.field("tid", g.tid);
-      w.field("comm", g.comm);
-    }
-    if (g.has_by_value) {
-      for (const auto& v : f.values)
-        if (v.name == m.options.by_value) {
-          w.key("by_value");
-          value_json(w, g.by_value, v);
-        }
-    }
-    w.field("paired", f.paired());
-    w.field("calls", g.calls);
-    w.field("probe_cost_ns", g.function < m.probe_cost.size() ? m.probe_cost[g.function] : 0);
-    w.field("compensated_ns", m.options.compensate ? m.options.compensation_for(g.function) : 0);
-    w.key("latency_ns");
-    if (f.paired() && h.count()) {
-      latency_json(w, h, g.linear ? &*g.linear : nullptr, [&](double p) { return g.compensation_hides(p); });
-    } else {
-      w.null();
-    }
-    w.key("unmatched");
-    w.begin_object();
-    for (std::size_t r = 0; r < kUnmatchedReasons; r++)
-      w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
-    w.end_object();
-    w.field("calls_spanning_loss", g.calls_spanning_loss);
-    w.field("below_compensation", g.below_compensation);
-    w.field("nested_probe_ns", g.nested_probe_ns);
-    w.key("values");
-    w.begin_array();
-    for (std::size_t v = 0; v < g.values.size() && v < f.values.size(); v++) {
-      const ValueStats& vs = g.values[v];
-      const ValueSpec& spec = f.values[v];
-      if (!has_value_stats(spec)) continue;
-      w.begin_object();
-      w.field("name", spec.name);
-      w.field("return", v >= f.return_values_at);
-      w.field("count", vs.count);
-      if (vs.count && !spec.is_string()) {  // a string's id says nothing of its order
-        w.key("min");
-        value_json(w, vs.min, spec);
-        w.key("max");
-        value_json(w, vs.max, spec);
-      }
-      w.key("top");
-      w.begin_array();
-      for (const auto& e : vs.top.top(o.top_values)) {
-        w.begin_object();
-        w.key("value");
-        value_json(w, e.value, spec);
-        w.field("count", e.count);
-        w.field("count_error", e.error);
-        w.end_object();
-      }
-      w.end_array();
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-  }
+  for (std::size_t i : sorted_groups(m, o.sort)) group_json(w, m, m.groups[i], o);
   w.end_array();
   w.end_object();
   return w.take() + "\n";

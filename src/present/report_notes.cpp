@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "uprof/analyse/duration_format.h"
-#include "uprof/present/report_text.h"
+#include "uprof/present/value_text.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {

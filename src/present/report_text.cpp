@@ -26,12 +26,6 @@ Result<SortKey> parse_sort_key(std::string_view s) {
   return err("report: --sort takes calls, total, mean, p99, max or name, not '", s, "'");
 }
 
-std::string format_value(uint64_t v, const ValueSpec& spec) { return format_scalar(v, spec); }
-
-bool has_value_stats(const ValueSpec& spec) {
-  return !spec.continues && spec.kind != ValueKind::Struct && spec.source != ValueSource::Unavailable;
-}
-
 std::string group_label(const ReportModel& m, const GroupStats& g) {
   const FunctionInfo& f = m.functions.functions[g.function];
   std::string s = f.name;

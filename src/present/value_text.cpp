@@ -157,4 +157,10 @@ std::string values_list(std::span<const ValueSpec> specs, std::span<const uint64
   return s;
 }
 
+std::string format_value(uint64_t normalized, const ValueSpec& spec) { return format_scalar(normalized, spec); }
+
+bool has_value_stats(const ValueSpec& spec) {
+  return !spec.continues && spec.kind != ValueKind::Struct && spec.source != ValueSource::Unavailable;
+}
+
 }  // namespace uprof

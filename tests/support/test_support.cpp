@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -104,6 +107,25 @@ bool is_root() { return ::geteuid() == 0; }
 bool have_uprobe_pmu() {
   struct stat st {};
   return ::stat(kUprobePmuDir, &st) == 0;
+}
+
+std::vector<SleepCall> sleep_calls(const std::string& data) {
+  auto r = run({uprof_binary(), "script", data, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  static const std::regex tid_re(R"("tid":([0-9]+))"), ms_re(R"("ms":([0-9]+))"), ns_re(R"("duration_ns":([0-9]+))");
+  std::map<std::string, int64_t> asked;  // by tid: the ms of the open call
+  std::vector<SleepCall> calls;
+  std::istringstream lines(r.out);
+  std::smatch tid, m;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(R"("function":"slow_add")") == std::string::npos || !std::regex_search(line, tid, tid_re)) continue;
+    if (line.find(R"("event":"entry")") != std::string::npos && std::regex_search(line, m, ms_re)) {
+      asked[tid[1]] = std::stoll(m[1]);
+    } else if (line.find(R"("event":"return")") != std::string::npos && std::regex_search(line, m, ns_re)) {
+      calls.push_back({.ms = asked[tid[1]], .ns = std::stoull(m[1])});
+    }
+  }
+  return calls;
 }
 
 }  // namespace uprof::test

@@ -52,6 +52,17 @@ struct LoadedRecording {
 };
 LoadedRecording load_recording(const std::string& path);
 
+// One call of slow_add as `uprof script --format json` shows it: the sleep its entry
+// asked for (its ms argument) and the latency its return measured.
+struct SleepCall {
+  int64_t ms = 0;
+  uint64_t ns = 0;
+};
+// slow_add's calls in `data`, in order, each entry paired with the next return of its thread:
+//   {..."tid":7,"event":"entry","function":"slow_add","values":{"a":0,"b":1,"ms":1}}
+//   {..."tid":7,"event":"return","function":"slow_add",...,"duration_ns":1100148}
+std::vector<SleepCall> sleep_calls(const std::string& data);
+
 // Waits up to `seconds` for a file to appear (a workload's pid file).
 bool wait_for_file(const std::string& path, double seconds = 5);
 

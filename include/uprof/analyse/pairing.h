@@ -209,6 +209,23 @@ class Pairer {
   void report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink);
 
   void pop_frame(Thread& t);
+  // What on_sample knows of a sample once its role is Entry or Return.
+  struct Sample {
+    const Event& e;
+    uint32_t function;
+    std::span<const uint64_t> values;
+    bool at_exits;    // the function's returns are probed at its exit sites
+    bool trampoline;  // its return is a uretprobe, which the kernel nests only so deep
+  };
+  // An entry pushes a frame (or is unmatched at the kernel's nesting limit).
+  void on_entry(Thread& t, const Sample& s, PairingSink& sink);
+  // A return pairs with its frame; `probe_ns_before` is the thread's probe time before
+  // this return's own probe was counted.
+  void on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, PairingSink& sink);
+  // The index + 1 of the frame a return of `s` closes, 0 when none: at an exit, the frame
+  // with its stack pointer (a recursive function has one per level); a keyed USDT pair,
+  // the call with the same key values.
+  std::size_t returning_frame(const Thread& t, const Sample& s) const;
   // For an entry at stack pointer `sp`: frames whose stack is gone were left unreturned.
   void close_popped_frames(Thread& t, uint64_t sp, PairingSink& sink);
 

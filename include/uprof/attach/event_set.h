@@ -126,6 +126,12 @@ class EventSet {
  private:
   EventSet() = default;
   Status open_all(const EventSetOptions& options);
+  // One attr per request through the uprobe PMU (config1, the path pointer, is set at open).
+  Status uprobe_pmu_attrs(const EventSetOptions& options, const AttrOptions& attr_options);
+  // One tracefs uprobe per request, created now, and its tracepoint attr.
+  Status tracefs_attrs(const EventSetOptions& options, const AttrOptions& attr_options);
+  // Every request's event on `cpu`, sharing the CPU's one ring, and the side band's.
+  Status open_on_cpu(int cpu, const EventSetOptions& options, bool through_pmu);
 
   struct Event {
     UniqueFd fd;

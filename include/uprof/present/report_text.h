@@ -25,11 +25,6 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
 
 // Pieces shared by the other formats.
 std::string group_label(const ReportModel& m, const GroupStats& g);
-// A normalised value as its ValueSpec says to print it: signed or unsigned decimal.
-std::string format_value(uint64_t normalized, const ValueSpec& spec);
-// Whether min/max/frequent values mean something for this slot: not a
-// struct, not a struct's continuation, not a value DWARF could not place.
-bool has_value_stats(const ValueSpec& spec);
 // Groups in the order the sort key asks for (indices into m.groups).
 std::vector<std::size_t> sorted_groups(const ReportModel& m, SortKey key);
 // The same for any groups of `m` (m.totals: one per function).

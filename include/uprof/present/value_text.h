@@ -26,6 +26,14 @@ std::string quoted(std::string_view bytes, bool cut);
 // StringPool id, printed quoted).
 std::string format_scalar(uint64_t normalized, const ValueSpec& spec);
 
+// A normalised value in a report's statistics (min, max, a --by group's value): as
+// format_scalar prints it, e.g. "-5", "0x7ffc1000", "BLUE".
+std::string format_value(uint64_t normalized, const ValueSpec& spec);
+
+// Whether min/max/frequent values mean something for this slot: not a
+// struct, not a struct's continuation, not a value DWARF could not place.
+bool has_value_stats(const ValueSpec& spec);
+
 struct ValueText {
   std::string name;
   std::string text;
