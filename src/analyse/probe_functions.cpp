@@ -27,6 +27,8 @@ class Grouping {
     out_.function_of_probe.assign(slots, kNoFunction);
     out_.role_of_probe.assign(slots, ProbeRole::Unknown);
     out_.first_slot_of_probe.assign(slots, 0);
+    by_index_.assign(slots, nullptr);
+    for (const ProbeInfo& p : probes) by_index_[p.index] = &p;
     for (const ProbeInfo& p : probes)
       if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries_.insert({p.path, p.vaddr});
   }
@@ -65,14 +67,11 @@ class Grouping {
     out_.function_of_probe[p.index] = fn;
   }
   // The probe of this index (the table need not be in index order).
-  const ProbeInfo* probe_at(uint32_t index) const {
-    for (const ProbeInfo& p : probes_)
-      if (p.index == index) return &p;
-    return nullptr;
-  }
+  const ProbeInfo* probe_at(uint32_t index) const { return index < by_index_.size() ? by_index_[index] : nullptr; }
 
   std::span<const ProbeInfo> probes_;
   std::vector<ProbePlace> places_;  // by ProbeInfo::index
+  std::vector<const ProbeInfo*> by_index_;  // by ProbeInfo::index
   std::vector<bool> closes_;        // the probe is the closing half of a USDT pair
   std::set<std::pair<std::string_view, uint64_t>> raw_entries_;
   // (path, address) -> the function of the probes at that entry: a map, not a scan,
@@ -176,24 +175,21 @@ void Grouping::pairing_roles_and_slots() {
                                   : (p.kind == ProbeKind::Entry && !closes_[p.index]) ? ProbeRole::Entry
                                                                                        : ProbeRole::Return;
   }
-  const uint32_t slots = static_cast<uint32_t>(out_.function_of_probe.size());
-  std::vector<const ProbeInfo*> by_index(slots, nullptr);
-  for (const ProbeInfo& p : probes_) by_index[p.index] = &p;
   for (FunctionInfo& f : out_.functions) {
     if (f.entry_probe != kNoProbe) {
-      const auto& v = by_index[f.entry_probe]->values;
+      const auto& v = probe_at(f.entry_probe)->values;
       f.values.insert(f.values.end(), v.begin(), v.end());
       out_.first_slot_of_probe[f.entry_probe] = 0;
     }
     f.return_values_at = static_cast<uint16_t>(f.values.size());
     if (f.return_probe == kNoProbe) continue;
-    const auto& v = by_index[f.return_probe]->values;
+    const auto& v = probe_at(f.return_probe)->values;
     f.values.insert(f.values.end(), v.begin(), v.end());
     out_.first_slot_of_probe[f.return_probe] = f.return_values_at;
     // A USDT pair's two halves have the same $argN: the closing half's are named by
     // its suffix ("done:$arg1", "return:$arg3"), so `--by $arg1` means the opening one's.
     if (f.usdt && f.paired()) {
-      const std::string& closing = by_index[f.return_probe]->function;
+      const std::string& closing = probe_at(f.return_probe)->function;
       const std::string prefix = closing.substr(std::min(closing.size(), f.name.size() + 2)) + ":";
       for (std::size_t i = f.return_values_at; i < f.values.size(); i++) f.values[i].name = prefix + f.values[i].name;
     }
@@ -226,12 +222,10 @@ void Grouping::usdt_keys() {
 // The clones of one source function share the row of the first of them (see the
 // header); then inlined copies join their function's out-of-line row (same file, same name).
 void Grouping::rows(bool (*family)(std::string_view, std::string_view)) {
-  const uint32_t slots = static_cast<uint32_t>(out_.function_of_probe.size());
-  std::vector<const ProbeInfo*> by_index(slots, nullptr);
-  for (const ProbeInfo& p : probes_) by_index[p.index] = &p;
   auto symbol_of = [&](const FunctionInfo& f) -> std::string_view {
     const uint32_t probe = f.entry_probe != kNoProbe ? f.entry_probe : f.return_probe;
-    return probe == kNoProbe || !by_index[probe] ? std::string_view() : std::string_view(by_index[probe]->symbol);
+    const ProbeInfo* p = probe == kNoProbe ? nullptr : probe_at(probe);
+    return p ? std::string_view(p->symbol) : std::string_view();
   };
   // (path, name) -> the functions that have their own row: `-e 'libc:*'` makes thousands.
   std::map<std::pair<std::string_view, std::string_view>, std::vector<uint32_t>> own_rows;
