@@ -15,6 +15,10 @@ struct Packed {
   uint32_t text_len;
 };
 static_assert(sizeof(Packed) == 48);
+// Every field of Event is carried above: one added to Event must be added here too, or
+// the drain would lose it silently between the ring and the file.
+static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + sizeof(std::string) + 8 + sizeof(std::string),
+              "Event has a new field: carry it in EventQueue's packed form (event_queue.cpp)");
 
 constexpr std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 
@@ -106,9 +110,10 @@ void EventQueue::pop(Event& out) {
   out.nvalues = p.nvalues;
   std::memcpy(out.values.data(), at, std::size_t{p.nvalues} * 8);
   at += std::size_t{p.nvalues} * 8;
-  out.comm.assign(reinterpret_cast<const char*>(at), p.comm_len);
+  // (Most events have neither: an assign of nothing still costs a call.)
+  if (p.comm_len || !out.comm.empty()) out.comm.assign(reinterpret_cast<const char*>(at), p.comm_len);
   at += p.comm_len;
-  out.text.assign(reinterpret_cast<const char*>(at), p.text_len);
+  if (p.text_len || !out.text.empty()) out.text.assign(reinterpret_cast<const char*>(at), p.text_len);
   h.read += packed_size(p);
   count_--;
   if (h.read == h.write) {

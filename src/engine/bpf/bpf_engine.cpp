@@ -134,7 +134,7 @@ class BpfEngine final : public CaptureEngine {
         }
         auto rec = ring.next();
         if (!rec) break;
-        UPROF_ASSIGN(ev, converter_.convert(*rec));
+        UPROF_TRY(converter_.convert_into(*rec, ev));
         order.push(ev.cpu, ev.event);
         n++;
         if (ring.unreleased() >= release_step) ring.release();
