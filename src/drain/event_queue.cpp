@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace uprof {
 namespace {
@@ -14,7 +15,7 @@ struct Packed {
   uint16_t comm_len;
   uint32_t text_len;
 };
-static_assert(sizeof(Packed) == 48);
+static_assert(sizeof(Packed) == 48 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
 // Every field of Event is carried above: one added to Event must be added here too, or
 // the drain would lose it silently between the ring and the file.
 static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + sizeof(std::string) + 8 + sizeof(std::string),
@@ -56,46 +57,46 @@ EventQueue::~EventQueue() {
 }
 
 void EventQueue::push(const Event& e) {
-  Packed p{.time = e.time,
-           .lost = e.lost,
-           .frame = e.frame,
-           .probe = e.probe,
-           .pid = e.pid,
-           .tid = e.tid,
-           .missing = e.missing,
-           .kind = static_cast<uint8_t>(e.kind),
-           .nvalues = static_cast<uint8_t>(std::min<std::size_t>(e.nvalues, kMaxValues)),
-           // A thread's name is at most 15 bytes; the limit only keeps the field honest.
-           .comm_len = static_cast<uint16_t>(std::min<std::size_t>(e.comm.size(), UINT16_MAX)),
-           .text_len = static_cast<uint32_t>(e.text.size())};
-  const std::size_t size = packed_size(p);
+  const uint8_t nvalues = static_cast<uint8_t>(std::min<std::size_t>(e.nvalues, kMaxValues));
+  // A thread's name is at most 15 bytes; the limit only keeps the field honest.
+  const uint16_t comm_len = static_cast<uint16_t>(std::min<std::size_t>(e.comm.size(), UINT16_MAX));
+  const uint32_t text_len = static_cast<uint32_t>(e.text.size());
+  const std::size_t size = round8(sizeof(Packed) + std::size_t{nvalues} * 8 + comm_len + text_len);
   if (chunks_.empty() || chunks_.back().chunk.capacity - chunks_.back().write < size)
     chunks_.push_back(Held{.chunk = pool_->take(size)});
   Held& h = chunks_.back();
   std::byte* at = h.chunk.bytes.get() + h.write;
-  std::memcpy(at, &p, sizeof p);
-  at += sizeof p;
-  std::memcpy(at, e.values.data(), std::size_t{p.nvalues} * 8);
-  at += std::size_t{p.nvalues} * 8;
-  std::memcpy(at, e.comm.data(), p.comm_len);
-  at += p.comm_len;
-  std::memcpy(at, e.text.data(), p.text_len);
+  // Built in place: a copy from the stack into the chunk stalled on its own stores.
+  new (at) Packed{.time = e.time,
+                  .lost = e.lost,
+                  .frame = e.frame,
+                  .probe = e.probe,
+                  .pid = e.pid,
+                  .tid = e.tid,
+                  .missing = e.missing,
+                  .kind = static_cast<uint8_t>(e.kind),
+                  .nvalues = nvalues,
+                  .comm_len = comm_len,
+                  .text_len = text_len};
+  at += sizeof(Packed);
+  std::memcpy(at, e.values.data(), std::size_t{nvalues} * 8);
+  at += std::size_t{nvalues} * 8;
+  if (comm_len) std::memcpy(at, e.comm.data(), comm_len);
+  at += comm_len;
+  if (text_len) std::memcpy(at, e.text.data(), text_len);
   h.write += size;
   count_++;
 }
 
 uint64_t EventQueue::front_time() const {
   const Held& h = chunks_.front();
-  uint64_t t;
-  std::memcpy(&t, h.chunk.bytes.get() + h.read, sizeof t);
-  return t;
+  return std::launder(reinterpret_cast<const Packed*>(h.chunk.bytes.get() + h.read))->time;
 }
 
 void EventQueue::pop(Event& out) {
   Held& h = chunks_.front();
   const std::byte* at = h.chunk.bytes.get() + h.read;
-  Packed p;
-  std::memcpy(&p, at, sizeof p);
+  const Packed& p = *std::launder(reinterpret_cast<const Packed*>(at));
   at += sizeof p;
   out.kind = static_cast<EventKind>(p.kind);
   out.probe = p.probe;
