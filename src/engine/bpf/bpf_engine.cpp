@@ -120,10 +120,11 @@ class BpfEngine final : public CaptureEngine {
     const uint64_t release_step = std::max<uint64_t>(ring.size() / 8, 4096);
     BpfEvent ev;
     // One pass: the records the ring held when it began, fewer when the events held
-    // reach the budget (drain/event_order.h); then what can no longer be overtaken
-    // goes to the file. Returns the records read.
+    // reach the budget (drain/event_order.h) or the pass has taken 100 ms; then what
+    // can no longer be overtaken goes to the file. Returns the records read.
     auto pass = [&]() -> Result<uint64_t> {
-      order.pass_started(monotonic_ns());
+      const uint64_t started = monotonic_ns();
+      order.pass_started(started);
       ring.begin_pass();
       uint64_t n = 0;
       bool cut = false;
@@ -137,7 +138,15 @@ class BpfEngine final : public CaptureEngine {
         UPROF_TRY(converter_.convert_into(*rec, ev));
         order.push(ev.cpu, ev.event);
         n++;
-        if (ring.unreleased() >= release_step) ring.release();
+        if (ring.unreleased() >= release_step) {
+          ring.release();
+          // A pass is also bounded in time, so that a stop is seen soon whatever an
+          // event costs to write.
+          if (monotonic_ns() - started > kPassSliceNs) {
+            cut = true;
+            break;
+          }
+        }
       }
       ring.release();
       if (cut) order.pass_cut();
@@ -196,6 +205,7 @@ class BpfEngine final : public CaptureEngine {
 
  private:
   static constexpr int kPollMs = 100;
+  static constexpr uint64_t kPassSliceNs = 100'000'000;
 
   void set_running(bool on) {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
