@@ -2,9 +2,11 @@
 # drain_flood.sh: what `uprof record` costs when probe hits come faster than it can
 # write them: `uprof record -a -e libc:malloc` beside a program whose threads call
 # malloc flat out (bench/targets/malloc_flood.c), stopped by --duration and by SIGINT.
-# Per run: the whole command's wall time, how long it took to exit after the stop,
-# its peak RSS and CPU time (/usr/bin/time -v), and its accounting from the summary
-# line: recorded + lost must equal the kernel's count.
+# Per run: the whole command's wall time, how long it took to exit after the stop (the
+# deadline is taken as DUR after the data file appeared, which is when the probes are
+# on), its peak RSS and CPU time (/usr/bin/time -v), and its accounting from the
+# summary line: recorded + lost must equal the kernel's count. A run that has not
+# ended LIMIT seconds (default 120) after it began is killed (SIGKILL).
 #
 #   scripts/drain_flood.sh [-r REPS] [-t THREADS] [-d SEC] [-u UPROF] [-- EXTRA RECORD OPTIONS]
 #
@@ -57,20 +59,27 @@ run() {
   sleep 0.3
   local args=(record -a -o "$out" -e "$LIBC:malloc" --no-calibrate "${EXTRA[@]}")
   [ "$how" = duration ] && args+=(--duration "$DUR")
-  local t0 t_stop t_end up
+  local t0 t_stop t_end up=""
+  rm -f "$out"
   t0=$(date +%s.%N)
   /usr/bin/time -v -o "$log" "$UPROF" "${args[@]}" 2>"$err" >/dev/null &
   local tp=$!
   # time's child is uprof; a run that does not stop is killed after LIMIT seconds.
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
+  while [ -z "${up:-}" ] && kill -0 "$tp" 2>/dev/null; do
     up=$(pgrep -P "$tp" || true)
-    [ -n "$up" ] && break
-    sleep 0.05
+    sleep 0.02
   done
-  ( sleep "$LIMIT"; kill -KILL "$up" 2>/dev/null ) &
+  # (The watchdog leaves as soon as uprof is gone: no stale kill of a reused pid.)
+  ( for _ in $(seq $((LIMIT * 10))); do sleep 0.1; kill -0 "$up" 2>/dev/null || exit 0; done
+    kill -KILL "$up" 2>/dev/null ) &
   local watchdog=$!
+  # Recording from when the data file exists (after the probes went on; --duration
+  # counts from about then too).
+  while [ ! -s "$out" ] && kill -0 "$up" 2>/dev/null; do sleep 0.02; done
+  local t_rec
+  t_rec=$(date +%s.%N)
   if [ "$how" = duration ]; then
-    t_stop=$(echo "$t0 + $DUR" | bc)
+    t_stop=$(echo "$t_rec + $DUR" | bc)
   else
     sleep "$DUR"
     t_stop=$(date +%s.%N)
@@ -78,7 +87,6 @@ run() {
   fi
   wait "$tp" || true
   t_end=$(date +%s.%N)
-  kill "$watchdog" 2>/dev/null || true
   wait "$watchdog" 2>/dev/null || true
   kill "$flood_pid" 2>/dev/null || true
   wait "$flood_pid" 2>/dev/null || true
