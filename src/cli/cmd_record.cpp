@@ -23,6 +23,7 @@
 #include "uprof/record/recording_plan.h"
 #include "uprof/record/recording_session.h"
 #include "uprof/record/value_binding.h"
+#include "uprof/util/byte_size.h"
 
 namespace po = boost::program_options;
 
@@ -58,7 +59,7 @@ void install_handlers() {
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
                                                  "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine", "--attach", "--private-libs",
-                                                 "--string-size", "--pair-by", "--interval"};
+                                                 "--string-size", "--pair-by", "--interval", "--buffer-size"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -100,6 +101,10 @@ po::options_description record_options() {
       "mmap-pages,m", po::value<std::size_t>()->default_value(256),
       "ring buffer pages, a power of two: per CPU with --engine perf (default 256); the BPF engine's one "
       "ring for all CPUs (default 2048)")(
+      "buffer-size", po::value<std::string>()->default_value("32M"),
+      "the most memory uprof holds between the ring buffer and the data file (B, K, M or G, like -m in perf), "
+      "at least 1M: when the file cannot keep up, the ring fills and the kernel drops new events and counts "
+      "them (\"N lost\"); uprof never queues more")(
       "string-size", po::value<unsigned>()->default_value(64),
       "the most bytes a string value keeps, 1 to 1024 (a longer string is cut, and shown cut)")(
       "pair-by", po::value<std::string>(),
@@ -157,6 +162,10 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
   req.ring_pages = vm["mmap-pages"].defaulted() ? 0 : vm["mmap-pages"].as<std::size_t>();
   if (!vm["mmap-pages"].defaulted() && (req.ring_pages == 0 || (req.ring_pages & (req.ring_pages - 1))))
     return usage_error("record", "--mmap-pages must be a power of two");
+  auto budget = parse_byte_size(vm["buffer-size"].as<std::string>());
+  if (!budget || *budget < (1u << 20))
+    return usage_error("record", "--buffer-size is a size of at least 1M, e.g. 64M (B, K, M or G)");
+  req.drain_budget = static_cast<std::size_t>(*budget);
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
   if (vm.count("interval")) {
     req.interval_s = vm["interval"].as<double>();

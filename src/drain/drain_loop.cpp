@@ -26,20 +26,30 @@ bool exited_without_reaping(pid_t pid) {
   return info.si_pid == pid;
 }
 
+struct PassStats {
+  DrainStats read;
+  bool held = false;  // the consumer held the rings: nothing was read
+};
+
 // One pass over all rings, wrapped in the caller's pass hooks.
-Result<DrainStats> pass(std::span<RingBuffer> rings, const RingRecordFn& on_record,
-                        const DrainLoopOptions& options) {
+Result<PassStats> pass(std::span<RingBuffer> rings, const RingRecordFn& on_record,
+                       const DrainLoopOptions& options) {
   if (options.on_pass_start) options.on_pass_start();
-  UPROF_ASSIGN(DrainStats s, drain_all(rings, on_record));
+  PassStats s;
+  s.held = options.hold_reads && options.hold_reads();
+  if (!s.held) {
+    UPROF_ASSIGN(s.read, drain_all(rings, on_record));
+  }
   if (options.on_pass_end) UPROF_TRY(options.on_pass_end());
   return s;
 }
 
-void add(DrainLoopResult& r, const DrainStats& s) {
-  r.records += s.records;
-  r.bytes += s.bytes;
-  r.wrapped += s.wrapped;
+void add(DrainLoopResult& r, const PassStats& s) {
+  r.records += s.read.records;
+  r.bytes += s.read.bytes;
+  r.wrapped += s.read.wrapped;
   ++r.passes;
+  if (s.held) ++r.held;
 }
 
 }  // namespace
@@ -131,7 +141,7 @@ Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCo
       break;
     }
     if (ring_ready) ++result.wakeups;
-    UPROF_ASSIGN(DrainStats s, pass(rings, on_record, options));
+    UPROF_ASSIGN(PassStats s, pass(rings, on_record, options));
     add(result, s);
   }
 
@@ -139,9 +149,9 @@ Result<DrainLoopResult> run_drain_loop(std::span<RingBuffer> rings, const StopCo
   // After the disable nothing new arrives; one pass would do, but keep going
   // until a pass finds every ring empty rather than rely on that.
   for (;;) {
-    UPROF_ASSIGN(DrainStats s, pass(rings, on_record, options));
+    UPROF_ASSIGN(PassStats s, pass(rings, on_record, options));
     add(result, s);
-    if (s.records == 0) break;
+    if (s.read.records == 0 && !s.held) break;
   }
   return result;
 }

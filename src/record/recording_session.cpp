@@ -196,7 +196,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   }
   RecordingMeta meta = recording_meta(req, costs, plan.probes.size());
   CaptureTarget target{.pid = pid, .system_wide = req.system_wide, .start_on_exec = workload.has_value(),
-                       .ring_pages = req.ring_pages};
+                       .ring_pages = req.ring_pages, .drain_budget = req.drain_budget};
   UPROF_ASSIGN(auto engine, open_engine(engine_kind, plan.capture, target,
                                         EngineOptions{.backend = req.backend, .bpf_attach = req.bpf_attach, .start_time = meta.start_monotonic_ns,
                                                       .workload_file = plan.target, .on_note = control.on_note}));

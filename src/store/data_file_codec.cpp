@@ -368,7 +368,7 @@ EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t
 
 // A sample of probe 0 with values (7, -1), 100 ns after the event before, pid 40 tid 41:
 //   01 c8 01 00 29 01 0e 01    kind, z dt, v probe, v tid, z (pid - tid), z values
-void encode_event(const Event& e, EventCodecState& state, std::string& out) {
+void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
   const bool partial = e.kind == EventKind::Sample && e.missing;
   out.push_back(static_cast<char>(partial ? kPartialSampleKind : static_cast<uint8_t>(e.kind)));
   put_varint(out, zigzag(static_cast<int64_t>(e.time - state.time)));
@@ -415,6 +415,12 @@ void encode_event(const Event& e, EventCodecState& state, std::string& out) {
       put_varint(out, e.values[1]);
       break;
   }
+}
+
+void encode_event(const Event& e, EventCodecState& state, std::string& out) {
+  ByteBuffer b;
+  encode_event(e, state, b);
+  out += b.view();
 }
 
 namespace {

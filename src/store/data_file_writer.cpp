@@ -106,7 +106,7 @@ Status DataFileWriter::flush() {
   std::string payload;
   put_varint(payload, block_base_);
   put_varint(payload, block_count_);
-  payload += block_;
+  payload += block_.view();
   block_.clear();
   block_count_ = 0;
   return write_section(SectionKind::Events, payload);

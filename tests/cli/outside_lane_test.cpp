@@ -91,6 +91,25 @@ TEST_P(OutsideLane, AProcessOutsideTheRecordingThrowsThroughAProbedLibcFunction)
   EXPECT_NE(report.out.find("\"qsort\""), std::string::npos);
 }
 
+// uprof keeps out of its own recording: a spec on a library uprof maps itself makes it
+// run on a private copy (another inode, no breakpoints), which it has unlinked.
+TEST(OutsideLane, UprofRunsOnAPrivateCopyOfALibraryItProbes) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string log = dir.file("rec.log"), ready = dir.file("ready");
+  pid_t rec = spawn_logged({uprof_binary(), "record", "--no-args", "-o", dir.file("l.data"), "-e", "libc:labs", "--",
+                            fixture("x86_64", "qsort_throw"), "0", "1", ready},
+                           log);
+  ASSERT_TRUE(test::wait_for_file(ready, 60)) << slurp(log);
+  std::string libc_map;
+  std::ifstream maps("/proc/" + std::to_string(rec) + "/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("/libc.so.6") != std::string::npos) libc_map = line;
+  ASSERT_EQ(wait_exit(rec), 0) << slurp(log);
+  EXPECT_NE(libc_map.find("/uprof-libs-"), std::string::npos) << libc_map;
+  EXPECT_NE(libc_map.find("(deleted)"), std::string::npos) << libc_map;
+}
+
 // One uprobe-PMU event for every process: the kernel replaces the return address in
 // each process that calls the function, and record says so before the run.
 TEST(OutsideLane, EventsPathSaysReturnsAreHijackedEverywhere) {

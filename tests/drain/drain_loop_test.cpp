@@ -163,5 +163,35 @@ TEST(RingBufferDrainLoop, PassHooksSurroundEveryPass) {
   EXPECT_EQ(r.error().message, "store: write failed");
 }
 
+
+// A consumer that holds the rings (its budget is full) gets passes that read nothing;
+// the final drain goes on until it takes the records again and the rings are empty.
+TEST(RingBufferDrainLoop, HeldPassesReadNothingAndTheFinalDrainWaitsForThem) {
+  auto rings = make_rings(1);
+  test::FakeKernel k(rings[0]);
+  ASSERT_TRUE(k.write(test::sample_record(1, 1, 1, 1)));
+  std::atomic<bool> stop{true};
+  std::string trace;
+  int holds = 2;
+  DrainLoopOptions o;
+  o.on_pass_start = [&] { trace += "["; };
+  o.hold_reads = [&] {
+    if (holds == 0) return false;
+    holds--;
+    trace += "h";
+    return true;
+  };
+  o.on_pass_end = [&]() -> Status { trace += "]"; return ok(); };
+  auto r = run_drain_loop(
+      rings, StopCondition{.flag = &stop},
+      [&](std::size_t, std::span<const std::byte>) -> Status { trace += "r"; return ok(); },
+      [&]() -> Status { trace += "D"; return ok(); }, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(trace, "D[h][h][r][]");
+  EXPECT_EQ(r->passes, 4u);
+  EXPECT_EQ(r->held, 2u);
+  EXPECT_EQ(r->records, 1u);
+}
+
 }  // namespace
 }  // namespace uprof

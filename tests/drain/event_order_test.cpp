@@ -92,5 +92,90 @@ TEST(EventOrder, AnOutOfOrderRingIsCountedAsLate) {
   EXPECT_EQ(o.late(), 1u);
 }
 
+
+// Full: the reader stops taking records. The events held are counted compactly
+// (event_queue.h), not at sizeof(Event) each.
+TEST(EventOrder, FullAtTheBudget) {
+  EventOrderer o(1 << 20);
+  uint64_t n = 0;
+  Event e = at(0);
+  e.nvalues = 2;
+  while (!o.full()) {
+    e.time = ++n;
+    o.push(0, e);
+  }
+  // Counted by the chunk: full once the last chunk it needed was taken.
+  EXPECT_GT(n * 64, (1u << 20) - ChunkPool::kChunkBytes);
+  EXPECT_LE(n * 64, 1u << 20);
+  EXPECT_EQ(o.held_bytes(), o.peak_bytes());
+  std::size_t out = 0;
+  ASSERT_TRUE(o.flush_all([&](const Event&) -> Status { out++; return ok(); }));
+  EXPECT_EQ(out, n);
+  EXPECT_FALSE(o.full());
+  EXPECT_EQ(o.held_bytes(), 0u);
+}
+
+// A pass that stopped early read its ring only up to its newest event: the records
+// left behind may be older than the pass's start, so that is not where it counts from.
+TEST(EventOrder, ACutPassCountsFromItsNewestEvent) {
+  EventOrderer o;
+  std::vector<uint64_t> out;
+  auto sink = [&](const Event& e) -> Status {
+    out.push_back(e.time);
+    return ok();
+  };
+  o.pass_started(1000);
+  for (uint64_t t : {100, 300, 500}) o.push(0, at(t));
+  o.pass_cut();  // records of 600 and 900 stay in the ring
+  ASSERT_TRUE(o.pass_ended(sink));
+  EXPECT_TRUE(out.empty());
+  o.pass_started(2000);
+  o.push(0, at(600));
+  o.push(0, at(900));
+  o.push(1, at(550));
+  ASSERT_TRUE(o.pass_ended(sink));
+  EXPECT_EQ(out, (std::vector<uint64_t>{100, 300}));  // < 500, not < 1000
+  o.pass_started(3000);
+  ASSERT_TRUE(o.pass_ended(sink));
+  EXPECT_EQ(out, (std::vector<uint64_t>{100, 300, 500, 550, 600, 900}));
+  EXPECT_EQ(o.late(), 0u);
+}
+
+// A reader that stops at a small budget in every pass still gets every event out,
+// in order: each pass frees what the one before it read.
+TEST(EventOrder, ATightBudgetStillDrainsEverythingInOrder) {
+  EventOrderer o(128 << 10);
+  // Two rings' records, in time order each, interleaved as one ring holds them.
+  std::vector<std::pair<std::size_t, uint64_t>> ring;
+  for (uint64_t i = 0; i < 50000; i++) ring.emplace_back(i % 2, 10 + 3 * i - (i % 2));
+  std::vector<uint64_t> out;
+  auto sink = [&](const Event& e) -> Status {
+    out.push_back(e.time);
+    return ok();
+  };
+  std::size_t next = 0, passes = 0, cuts = 0;
+  uint64_t now = 1'000'000;
+  while (next < ring.size() || o.pending()) {
+    ASSERT_LT(++passes, 1000u) << "no progress";
+    o.pass_started(now += 1000);
+    bool cut = false;
+    while (next < ring.size()) {
+      if (o.full()) {
+        cut = true;
+        break;
+      }
+      o.push(ring[next].first, at(ring[next].second));
+      next++;
+    }
+    if (cut) o.pass_cut(), cuts++;
+    ASSERT_TRUE(o.pass_ended(sink));
+    EXPECT_LE(o.peak_bytes(), (128u << 10) + 2 * ChunkPool::kChunkBytes);
+  }
+  EXPECT_GT(cuts, 10u);
+  EXPECT_EQ(out.size(), ring.size());
+  EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
+  EXPECT_EQ(o.late(), 0u);
+}
+
 }  // namespace
 }  // namespace uprof

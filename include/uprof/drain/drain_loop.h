@@ -56,6 +56,10 @@ struct DrainLoopOptions {
   // event_order.h). An error from on_pass_end ends the loop like a record error.
   std::function<void()> on_pass_start{};
   std::function<Status()> on_pass_end{};
+  // Asked after on_pass_start: true when the consumer holds as much as it may
+  // (drain/event_order.h's budget). The pass then reads no ring: the records wait in
+  // the rings, and once a ring is full the kernel drops new ones and counts them.
+  std::function<bool()> hold_reads{};
 };
 
 struct DrainLoopResult {
@@ -64,6 +68,7 @@ struct DrainLoopResult {
   uint64_t bytes = 0;
   uint64_t wrapped = 0;   // records that crossed a buffer's end
   uint64_t passes = 0;    // drain passes over all rings, final ones included
+  uint64_t held = 0;      // passes that read nothing: the consumer was full (hold_reads)
   uint64_t wakeups = 0;   // epoll returns with a ready ring
 };
 

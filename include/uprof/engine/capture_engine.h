@@ -43,6 +43,10 @@ struct CaptureTarget {
   // Ring buffer pages, a power of two: the perf engine's per CPU, the BPF engine's one
   // ring for all. 0: the engine's default (perf 256 per CPU, BPF kBpfDefaultRingPages).
   std::size_t ring_pages = 0;
+  // Bytes the drain may hold between the ring and the data file (--buffer-size);
+  // past it the ring fills and the kernel drops and counts. 0: kDefaultDrainBudget
+  // (drain/event_order.h).
+  std::size_t drain_budget = 0;
 };
 
 // One probe's accounting: recorded + dropped == hits when nothing went missing.

@@ -36,6 +36,7 @@ struct RecordRequest {
   std::string output = "uprof.data";
   PlanOptions plan;
   std::size_t ring_pages = 0;           // -m: see CaptureTarget::ring_pages; 0 = the engine's default
+  std::size_t drain_budget = 0;         // --buffer-size: see CaptureTarget::drain_budget; 0 = the default
   std::optional<double> duration_s;     // --duration
   // --interval SEC: a block of per-function statistics every SEC while recording
   // (SessionControl::on_interval); the command draws log2 histograms in each when

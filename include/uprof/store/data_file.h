@@ -58,6 +58,7 @@
 
 #include "uprof/model/recording.h"
 #include "uprof/model/string_value.h"
+#include "uprof/store/byte_buffer.h"
 #include "uprof/util/byte_reader.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
@@ -100,6 +101,8 @@ struct EventCodecState {
 };
 EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t base_time);
 // Appends one event (kind byte, time delta, fields) and moves state.time on to its time.
+void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out);
+// The same, appended to a string (tests; the writer uses the buffer).
 void encode_event(const Event& e, EventCodecState& state, std::string& out);
 // Reads one event into `e` (every field the kind uses is set; values past nvalues are
 // left as they were: `e` is reused, which keeps reading about twice as fast as making a
@@ -140,7 +143,7 @@ class DataFileWriter {
   std::string path_;
   UniqueFd fd_;
   EventCodecState codec_;         // per-probe value counts; the time of the last event
-  std::string block_;             // encoded events of the current block
+  ByteBuffer block_;              // encoded events of the current block
   uint64_t block_count_ = 0;
   uint64_t block_base_ = 0;
   uint64_t bytes_ = 0;

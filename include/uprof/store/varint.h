@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "uprof/store/byte_buffer.h"
 #include "uprof/util/byte_reader.h"
 
 namespace uprof {
@@ -23,7 +24,25 @@ inline void put_varint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
+// The same into the event encoder's buffer: written in place, at most 10 bytes.
+inline void put_varint(ByteBuffer& out, uint64_t v) {
+  out.reserve_more(10);
+  char* p = out.end();
+  char* const start = p;
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  out.advance(static_cast<std::size_t>(p - start));
+}
+
 inline void put_string(std::string& out, std::string_view s) {
+  put_varint(out, s.size());
+  out.append(s);
+}
+
+inline void put_string(ByteBuffer& out, std::string_view s) {
   put_varint(out, s.size());
   out.append(s);
 }

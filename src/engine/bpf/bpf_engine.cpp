@@ -19,6 +19,7 @@
 #include "uprof/attach/event_attr.h"
 #include "uprof/attach/perf_event.h"
 #include "uprof/attach/uprobe_pmu.h"
+#include "uprof/drain/bpf_ring_reader.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
 #include "uprof/engine/bpf/bpf_attach.h"
@@ -60,9 +61,6 @@ struct SkelDelete {
 };
 struct LinkDelete {
   void operator()(bpf_link* l) const { bpf_link__destroy(l); }
-};
-struct RingDelete {
-  void operator()(ring_buffer* r) const { ring_buffer__free(r); }
 };
 using Skel = std::unique_ptr<uprof_capture, SkelDelete>;
 using Link = std::unique_ptr<bpf_link, LinkDelete>;
@@ -141,21 +139,48 @@ class BpfEngine final : public CaptureEngine {
   }
 
   Result<CaptureResult> capture(const StopCondition& stop, const CaptureSink& sink) override {
-    std::unique_ptr<ring_buffer, RingDelete> rb(
-        ring_buffer__new(bpf_map__fd(skel_->maps.events), &BpfEngine::on_record, this, nullptr));
-    if (!rb) return err(libbpf_error("bpf engine: opening the ring buffer", errno));
-    EventOrderer order;
-    order_ = &order;
-    auto pass = [&]() -> Result<int> {
-      order.pass_started(monotonic_ns());
-      int n = ring_buffer__consume(rb.get());
-      if (!record_error_.ok()) return std::move(record_error_).take_error();
-      if (n < 0) return err(libbpf_error("bpf engine: reading the ring buffer", n));
+    const int ring_fd = bpf_map__fd(skel_->maps.events);
+    UPROF_ASSIGN(BpfRingReader ring, BpfRingReader::open(ring_fd));
+    EventOrderer order(target_.drain_budget ? target_.drain_budget : kDefaultDrainBudget);
+    // Space goes back to the kernel in steps of an eighth of the ring (bpf_ring_reader.h).
+    const uint64_t release_step = std::max<uint64_t>(ring.size() / 8, 4096);
+    BpfEvent ev;
+    // One pass: the records the ring held when it began, fewer when the events held
+    // reach the budget (drain/event_order.h) or the pass has taken 100 ms; then what
+    // can no longer be overtaken goes to the file. Returns the records read.
+    auto pass = [&]() -> Result<uint64_t> {
+      const uint64_t started = monotonic_ns();
+      order.pass_started(started);
+      ring.begin_pass();
+      uint64_t n = 0;
+      bool cut = false;
+      for (;;) {
+        if (order.full()) {
+          cut = true;
+          break;
+        }
+        auto rec = ring.next();
+        if (!rec) break;
+        UPROF_TRY(converter_.convert_into(*rec, ev));
+        order.push(ev.cpu, ev.event);
+        n++;
+        if (ring.unreleased() >= release_step) {
+          ring.release();
+          // A pass is also bounded in time, so that a stop is seen soon whatever an
+          // event costs to write.
+          if (monotonic_ns() - started > kPassSliceNs) {
+            cut = true;
+            break;
+          }
+        }
+      }
+      ring.release();
+      if (cut) order.pass_cut();
       UPROF_TRY(order.pass_ended(sink.write));
       UPROF_TRY(sink.flush());
       return n;
     };
-    const int fds[] = {bpf_map__fd(skel_->maps.events)};
+    const int fds[] = {ring_fd};
     UPROF_ASSIGN(StopWaiter waiter, StopWaiter::open(stop, fds));
     CaptureResult r;
     for (;;) {
@@ -173,12 +198,12 @@ class BpfEngine final : public CaptureEngine {
     probe_links_.clear();
     close_links(std::move(multi_links_));
     task_links_.clear();
+    // What the ring holds now is all there is: at most one ring's worth.
     for (;;) {
-      UPROF_ASSIGN(int n, pass());
-      if (n == 0) break;
+      UPROF_ASSIGN(uint64_t n, pass());
+      if (n == 0 && ring.pending() == 0) break;
     }
     UPROF_TRY(order.flush_all(sink.write));
-    order_ = nullptr;
 
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
@@ -207,20 +232,10 @@ class BpfEngine final : public CaptureEngine {
 
  private:
   static constexpr int kPollMs = 100;
+  static constexpr uint64_t kPassSliceNs = 100'000'000;
 
   void set_running(bool on) {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
-  }
-
-  static int on_record(void* self_ptr, void* data, size_t size) {
-    auto* self = static_cast<BpfEngine*>(self_ptr);
-    auto e = self->converter_.convert(std::span(static_cast<const std::byte*>(data), size));
-    if (!e) {
-      self->record_error_ = std::move(e).take_error();
-      return -1;
-    }
-    self->order_->push(e->cpu, std::move(e->event));
-    return 0;
   }
 
   const CapturePlan& plan_;
@@ -233,8 +248,6 @@ class BpfEngine final : public CaptureEngine {
   BpfRecordConverter converter_;
   std::vector<bool> plan_texts_;  // per probe: it reads strings (the uprof_hit_text program)
   std::string attach_path_;
-  EventOrderer* order_ = nullptr;
-  Status record_error_ = ok();
 };
 
 }  // namespace

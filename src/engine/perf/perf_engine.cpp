@@ -25,6 +25,7 @@ class PerfEngine final : public CaptureEngine {
   std::string attach_path() const override {
     return backend_ == ProbeBackend::Tracefs ? "tracefs uprobe events" : "uprobe-PMU events";
   }
+  void set_drain_budget(std::size_t bytes) { drain_budget_ = bytes ? bytes : kDefaultDrainBudget; }
   const std::vector<TraceField>& raw_fields(std::size_t probe) const { return events_.raw_fields(probe); }
   void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) { converter_.set_raw_layout(probe, std::move(layout)); }
   std::size_t cpus() const override { return events_.cpus().size(); }
@@ -33,15 +34,20 @@ class PerfEngine final : public CaptureEngine {
   Result<CaptureResult> capture(const StopCondition& stop, const CaptureSink& sink) override {
     // One lane per ring: each ring is in time order on its own, and the orderer
     // merges them (drain/event_order.h says how late an event may be).
-    EventOrderer order;
+    // What waits here is bounded by the budget: a pass starts only below it, and reads
+    // each ring up to its head (at most the ring's size more).
+    EventOrderer order(drain_budget_);
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
       UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec));
-      if (e) order.push(ring, std::move(*e));
+      if (e) order.push(ring, *e);
       return ok();
     };
+    bool held = false;
     DrainLoopOptions dopts;
     dopts.on_pass_start = [&] { order.pass_started(monotonic_ns()); };
+    dopts.hold_reads = [&] { return held = order.full(); };
     dopts.on_pass_end = [&]() -> Status {
+      if (held) order.pass_cut();
       UPROF_TRY(order.pass_ended(sink.write));
       return sink.flush();
     };
@@ -76,6 +82,7 @@ class PerfEngine final : public CaptureEngine {
   bool explicit_start_;
   PerfRecordConverter converter_;
   ProbeBackend backend_;
+  std::size_t drain_budget_ = kDefaultDrainBudget;
 };
 
 }  // namespace
@@ -112,6 +119,7 @@ Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan,
     UPROF_ASSIGN(std::vector<RawSlot> layout, raw_layout(fetch[i], engine->raw_fields(i), plan.probes[i]));
     engine->set_raw_layout(static_cast<uint32_t>(i), std::move(layout));
   }
+  engine->set_drain_budget(target.drain_budget);
   return std::unique_ptr<CaptureEngine>(std::move(engine));
 }
 

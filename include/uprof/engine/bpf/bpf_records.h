@@ -31,6 +31,9 @@ class BpfRecordConverter {
   // A record cut short, of an unknown kind, or of a probe beyond the plan is an
   // Error naming the byte offset or the field.
   Result<BpfEvent> convert(std::span<const std::byte> record);
+  // The same into `out`, which the drain reuses for every record: no Event is built
+  // (and zeroed) per record. On an error `out` holds part of the record.
+  Status convert_into(std::span<const std::byte> record, BpfEvent& out);
 
   // Per probe (plan order): hits converted.
   const std::vector<uint64_t>& recorded() const { return recorded_; }

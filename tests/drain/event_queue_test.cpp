@@ -1,0 +1,112 @@
+#include "uprof/drain/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include "uprof/model/string_value.h"
+
+namespace uprof {
+namespace {
+
+TEST(EventQueue, EveryFieldComesBackAsItWent) {
+  ChunkPool pool;
+  EventQueue q(pool);
+  Event s;
+  s.kind = EventKind::Sample;
+  s.probe = 3;
+  s.pid = 10;
+  s.tid = 11;
+  s.time = 12345;
+  s.nvalues = 3;
+  s.values[0] = 1;
+  s.values[1] = ~uint64_t{0};
+  s.missing = 0b100;
+  s.frame = 0x7ffd0000;
+  put_string_value(s, 2, "key17", true);
+  Event c;
+  c.kind = EventKind::Comm;
+  c.pid = c.tid = 10;
+  c.time = 12346;
+  c.comm = "worker";
+  Event l;
+  l.kind = EventKind::Lost;
+  l.probe = UINT32_MAX;
+  l.lost = 77;
+  l.time = 12347;
+  q.push(s);
+  q.push(c);
+  q.push(l);
+  EXPECT_EQ(q.size(), 3u);
+  EXPECT_EQ(q.front_time(), 12345u);
+
+  Event out;
+  q.pop(out);
+  EXPECT_EQ(out.kind, EventKind::Sample);
+  EXPECT_EQ(out.probe, 3u);
+  EXPECT_EQ(out.pid, 10u);
+  EXPECT_EQ(out.tid, 11u);
+  EXPECT_EQ(out.time, 12345u);
+  EXPECT_EQ(out.nvalues, 3);
+  EXPECT_EQ(out.values[0], 1u);
+  EXPECT_EQ(out.values[1], ~uint64_t{0});
+  EXPECT_EQ(out.missing, 0b100u);
+  EXPECT_EQ(out.frame, 0x7ffd0000u);
+  auto str = string_value(out, 2);
+  EXPECT_EQ(str.bytes, "key17");
+  EXPECT_TRUE(str.cut);
+  // The same Event again: what the sample had and the Comm has not is gone.
+  q.pop(out);
+  EXPECT_EQ(out.kind, EventKind::Comm);
+  EXPECT_EQ(out.comm, "worker");
+  EXPECT_EQ(out.nvalues, 0);
+  EXPECT_EQ(out.values[0], 0u);
+  EXPECT_EQ(out.values[1], 0u);
+  EXPECT_TRUE(out.text.empty());
+  EXPECT_EQ(out.frame, 0u);
+  q.pop(out);
+  EXPECT_EQ(out.kind, EventKind::Lost);
+  EXPECT_EQ(out.probe, UINT32_MAX);
+  EXPECT_EQ(out.lost, 77u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+// A sample with two values takes 64 bytes, not the ~370 of an Event; the chunks go
+// back to the pool as they empty.
+TEST(EventQueue, HoldsEventsCompactlyAndGivesMemoryBack) {
+  ChunkPool pool;
+  EventQueue q(pool);
+  Event e;
+  e.nvalues = 2;
+  for (uint64_t i = 0; i < 100000; i++) {
+    e.time = i;
+    e.values[0] = i;
+    q.push(e);
+  }
+  EXPECT_LE(pool.in_use(), 100000u * 64 + ChunkPool::kChunkBytes);
+  EXPECT_GE(pool.in_use(), 100000u * 64);
+  Event out;
+  for (uint64_t i = 0; i < 100000; i++) {
+    ASSERT_EQ(q.front_time(), i);
+    q.pop(out);
+    ASSERT_EQ(out.values[0], i);
+  }
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_GE(pool.peak(), 100000u * 64);
+}
+
+// An event larger than a chunk (strings) gets a chunk of its own size.
+TEST(EventQueue, AnEventLargerThanAChunk) {
+  ChunkPool pool;
+  EventQueue q(pool);
+  Event big;
+  big.nvalues = 1;
+  put_string_value(big, 0, std::string(ChunkPool::kChunkBytes + 100, 'x'), false);
+  q.push(big);
+  Event out;
+  q.pop(out);
+  EXPECT_EQ(string_value(out, 0).bytes.size(), ChunkPool::kChunkBytes + 100);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+}  // namespace
+}  // namespace uprof
