@@ -213,7 +213,7 @@ for c in $CLASSES; do
 done
 
 # ---- runs --------------------------------------------------------------------------------
-TOOLS="none uprof uprof-perf"
+TOOLS="none uprof uprof-events uprof-perf"
 [ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
 TOOLS="$TOOLS perf perf-stat"
 if [ "$BPF" = 1 ]; then
@@ -256,9 +256,10 @@ run_one() {  # rep class tool [n]
   case "$tool" in
     none)
       timeout -k 10 "$RUN_TIMEOUT" "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
-    uprof|uprof-perf|uprof-pmu)
+    uprof|uprof-events|uprof-perf|uprof-pmu)
       data=$base.uprof.data
-      local engine="--engine bpf"
+      local engine="--engine bpf --attach links"
+      [ "$tool" = uprof-events ] && engine="--engine bpf --attach events"
       [ "$tool" = uprof-perf ] && engine="--engine perf --backend tracefs"
       [ "$tool" = uprof-pmu ] && engine="--engine perf --backend pmu"
       # --no-calibrate: the first run on a fresh boot would otherwise measure probe costs
@@ -313,7 +314,7 @@ run_one() {  # rep class tool [n]
   [ "$calls" = "$n" ] || status=fail
   local report_ms=""
   case "$tool" in
-    uprof|uprof-perf|uprof-pmu)
+    uprof|uprof-events|uprof-perf|uprof-pmu)
       if [ -f "$data" ]; then
         local chk
         chk=$(timeout 600 "$TB/check_uprof_data" "$data" "$n" 2>>"$err") || status=fail
@@ -437,7 +438,8 @@ fixed_cpu = {t: statistics.median([own_cpu_ms(r) for r in calib if r["tool"] == 
 base = {(r["rep"], r["class"]): r for r in ok if r["tool"] == "none"}
 classes = list(dict.fromkeys(r["class"] for r in rows))
 tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "none"]
-label = {"uprof": "uprof record (bpf engine)" + (f" {uargs}" if uargs else ""),
+label = {"uprof": "uprof record (bpf engine, multi-uprobe links)" + (f" {uargs}" if uargs else ""),
+         "uprof-events": "uprof record (bpf engine, uprobe-PMU events)" + (f" {uargs}" if uargs else ""),
          "uprof-perf": "uprof record --engine perf" + (f" {uargs}" if uargs else ""),
          "uprof-pmu": "uprof record --engine perf --backend pmu" + (f" {uargs}" if uargs else ""),
          "perf": "perf record" + (f" {pargs}" if pargs else ""),

@@ -1,4 +1,5 @@
 #include "uprof/calibrate/probe_bench.h"
+#include "uprof/util/self_exe.h"
 
 #include <stdlib.h>
 
@@ -219,8 +220,7 @@ Result<ProbeCostTable> run_probe_bench(const ProbeBenchOptions& opts) {
   }
   std::error_code ec;
   if (o.self_exe.empty()) {
-    o.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-    if (ec) return err("bench: /proc/self/exe: ", ec.message());
+    o.self_exe = self_exe();
   }
   // The work directory goes when this returns, whatever it returns.
   struct RemoveDir {

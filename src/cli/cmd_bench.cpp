@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "command.h"
+#include "uprof/calibrate/attach_bench.h"
 #include "uprof/calibrate/table_check.h"
 #include "uprof/calibrate/probe_bench.h"
 
@@ -31,7 +32,9 @@ int cmd_bench(int argc, char** argv) {
       "show", "print the cached figures for this kernel, measure nothing")(
       "engine", po::value<std::string>(), "bpf or perf: measure (or --show) that engine alone; default: both, or "
       "perf alone where the kernel does not run the BPF engine")(
-      "no-cache", "do not write the cache")("verbose,v", "one line per recording");
+      "no-cache", "do not write the cache")("verbose,v", "one line per recording")(
+      "attach-cost", "measure instead what putting probes on and taking them off costs per probe, on each of the "
+      "BPF engine's attach paths (multi-uprobe links, uprobe-PMU events), on a private copy of libc");
   po::options_description hidden;
   hidden.add_options()("run-target", po::value<std::vector<std::string>>()->multitoken(), "");
   po::options_description all;
@@ -72,6 +75,15 @@ int cmd_bench(int argc, char** argv) {
                   "figures for this kernel and boot in " + looked + " (run 'uprof bench')");
     }
     std::cout << render_probe_costs(*cached, only) << "(cached in " << read_from << ")\n";
+    return 0;
+  }
+
+  if (vm.count("attach-cost")) {
+    AttachBenchOptions a;
+    a.runs = vm.count("quick") ? 1 : vm["runs"].as<int>();
+    auto b = bench_attach(a);
+    if (!b) return fail(b.error().message);
+    std::cout << render_attach_bench(*b);
     return 0;
   }
 

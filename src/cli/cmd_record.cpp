@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <variant>
@@ -11,10 +13,12 @@
 #include "command.h"
 #include "uprof/attach/privilege.h"
 #include "uprof/calibrate/record_costs.h"
+#include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/engine_table.h"
 #include "uprof/present/download_progress.h"
 #include "uprof/present/interval_text.h"
 #include "uprof/record/engine_resolution.h"
+#include "uprof/record/private_libraries.h"
 #include "uprof/record/probe_table.h"
 #include "uprof/record/recording_plan.h"
 #include "uprof/record/recording_session.h"
@@ -53,7 +57,7 @@ void install_handlers() {
 // after "--", or at the first word that is neither an option nor an option's value.
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
-                                                 "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine",
+                                                 "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine", "--attach", "--private-libs",
                                                  "--string-size", "--pair-by", "--interval"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
@@ -108,6 +112,11 @@ po::options_description record_options() {
       "backend", po::value<std::string>()->default_value("tracefs"),
       "the perf engine's probes: tracefs (follows threads and children) or pmu (the uprobe PMU; follows only "
       "the exec'd main thread); implies --engine perf")(
+      "attach", po::value<std::string>()->default_value("auto"),
+      "how the BPF engine's probes go on: links (multi-uprobe links, one per file: thousands of probes in a "
+      "fraction of a second; with uprobe sessions, Linux 6.13+, processes uprof does not follow keep their "
+      "return addresses), events (one uprobe-PMU event per probe: ~5 ms to open and ~100 ms to close each), "
+      "or auto: links where the kernel has them (Linux 6.6+)")(
       "debug-dir", po::value<std::vector<std::string>>()->composing(),
       "where to look for separate debug files (default /usr/lib/debug; see 'uprof probe --help'); "
       "then $DEBUGINFOD_URLS, when set")(
@@ -166,6 +175,11 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
   if (backend == "pmu") req.backend = ProbeBackend::UprobePmu;
   else if (backend == "tracefs") req.backend = ProbeBackend::Tracefs;
   else return usage_error("record", "--backend is tracefs or pmu");
+  auto attach = bpf_attach_from_name(vm["attach"].as<std::string>());
+  if (!attach) return usage_error("record", "--attach is auto, links or events");
+  if (*attach != BpfAttach::Auto && req.engine == EngineChoice::Perf)
+    return usage_error("record", "--attach is the BPF engine's (the perf engine's is --backend)");
+  req.bpf_attach = *attach;
   req.resolve.debug.debuginfod = true;
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   req.resolve.force_offset = vm.count("force") > 0;
@@ -211,12 +225,17 @@ int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind e
 
 int cmd_record(int argc, char** argv) {
   const po::options_description opts = record_options();
+  // Set by the first uprof when it runs itself again on private copies of its libraries.
+  po::options_description hidden;
+  hidden.add_options()("private-libs", po::value<std::string>(), "");
+  po::options_description all;
+  all.add(opts).add(hidden);
   auto [own, cmd] = split_command(argc, argv);
   std::vector<const char*> own_argv;
   for (auto& s : own) own_argv.push_back(s.c_str());
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(static_cast<int>(own_argv.size()), own_argv.data(), opts), vm);
+    po::store(po::parse_command_line(static_cast<int>(own_argv.size()), own_argv.data(), all), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return usage_error("record", e.what());
@@ -226,6 +245,11 @@ int cmd_record(int argc, char** argv) {
     return 0;
   }
 
+  if (vm.count("private-libs")) {
+    // The copies are mapped: their directory can go now (record/private_libraries.h).
+    std::error_code ec;
+    std::filesystem::remove_all(vm["private-libs"].as<std::string>(), ec);
+  }
   auto request = read_request(vm, cmd);
   if (auto* status = std::get_if<int>(&request)) return *status;
   RecordRequest req = std::move(std::get<RecordRequest>(request));
@@ -236,6 +260,16 @@ int cmd_record(int argc, char** argv) {
   // Without the privilege no probe can go on: say so first, before -o, the specs, the
   // engine's choice or a calibration that cannot run.
   if (auto st = check_probe_privilege("record"); !st) return fail(st.error().message);
+  // Probes on a library uprof maps itself would trap in uprof too: run again on copies.
+  if (!vm.count("private-libs")) {
+    std::vector<std::string> objects;
+    for (const auto& spec : req.specs) objects.push_back(spec.object);
+    if (auto own_files = own_files_named(objects, read_maps(0)); !own_files.empty()) {
+      auto st = run_on_private_libraries(own_files, std::vector<std::string>(argv, argv + argc));  // on failure only
+      note("warning: uprof maps " + own_files.front().path + " itself, and each of its own calls there will "
+           "take the probe's trap (" + st.error().message + ")");
+    }
+  }
   auto plan = plan_recording(std::move(req));
   if (!plan) {
     fail(plan.error().message);

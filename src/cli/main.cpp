@@ -4,6 +4,7 @@
 #include <string>
 
 #include "command.h"
+#include "uprof/util/self_exe.h"
 
 namespace uprof::cli {
 
@@ -49,6 +50,7 @@ void print_usage(std::FILE* to) {
 
 int main(int argc, char** argv) {
   using namespace uprof::cli;
+  uprof::adopt_self_exe_from_env();
   if (argc < 2) {
     print_usage(stderr);
     return 2;

@@ -8,7 +8,8 @@ namespace {
 
 Result<std::unique_ptr<CaptureEngine>> open_bpf(const CapturePlan& plan, const CaptureTarget& target,
                                                 const EngineOptions& options) {
-  return open_bpf_engine(plan, target, BpfEngineOptions{.on_note = options.on_note, .workload_file = options.workload_file});
+  return open_bpf_engine(plan, target, BpfEngineOptions{.attach = options.bpf_attach, .on_note = options.on_note,
+                                                           .workload_file = options.workload_file});
 }
 
 Result<std::unique_ptr<CaptureEngine>> open_perf(const CapturePlan& plan, const CaptureTarget& target,

@@ -75,7 +75,8 @@ std::string header(const ReportModel& m) {
   fact("Recorded", text(format_wall_time(m.meta.start_realtime_ns) + ", for " + secs));
   fact("Host", text(m.meta.hostname + " (" + std::string(arch_info(m.meta.arch).name) + ")"));
   fact("Kernel", text("Linux " + m.meta.kernel));
-  fact("Engine", text(m.meta.engine.empty() ? "not recorded in the file" : m.meta.engine));
+  fact("Engine", text(m.meta.engine.empty() ? "not recorded in the file"
+                                             : m.meta.engine + (m.meta.attach.empty() ? "" : " (" + m.meta.attach + ")")));
   fact("Events", events_fact(m));
   std::string latency = "paired entry to return; percentiles within " +
                         std::string(LatencyHistogram::kRelativeError * 100 < 0.5 ? "0.39%" : "1%") +

@@ -50,6 +50,7 @@ void recording_json(JsonWriter& w, const ReportModel& m) {
   w.field("kernel", m.meta.kernel);
   w.field("hostname", m.meta.hostname);
   if (!m.meta.engine.empty()) w.field("engine", m.meta.engine);
+  if (!m.meta.attach.empty()) w.field("attach", m.meta.attach);
   w.field("start_realtime_ns", m.meta.start_realtime_ns);
   w.field("duration_s", recording_seconds(m));
   w.field("samples", m.samples);

@@ -96,7 +96,8 @@ std::string recorded_summary(const ReportModel& m) {
   std::snprintf(secs, sizeof secs, "%.3f s", recording_seconds(m));
   return format_wall_time(m.meta.start_realtime_ns) + ", " + secs + ", on " + m.meta.hostname + " (" +
          std::string(arch_info(m.meta.arch).name) + ", Linux " + m.meta.kernel +
-         (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") + ")";
+         (m.meta.engine.empty() ? "" : ", " + m.meta.engine + " engine") +
+         (m.meta.attach.empty() ? "" : ": " + m.meta.attach) + ")";
 }
 
 std::string render_text_report(const ReportModel& m, const TextReportOptions& o) {

@@ -15,7 +15,7 @@ namespace {
 ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_ctr_offset) {
   ProbeCapture c{.probe = p.index, .path = p.path, .file_offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
                  .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call,
-                 .ref_ctr_offset = ref_ctr_offset};
+                 .ref_ctr_offset = ref_ctr_offset, .label = p.function};
   if (p.frame)
     c.values.push_back(ValueSpec{.name = "$sp", .source = ValueSource::Register, .reg = arch.sp_reg, .hex = true});
   c.reads = reads_for(c.values, arch);

@@ -177,7 +177,9 @@ std::string summary_line(const RecordReport& r) {
   if (r.bytes >= 10u << 20) std::snprintf(size, sizeof size, "%.0f MB", static_cast<double>(r.bytes) / 1e6);
   else if (r.bytes >= 1u << 20) std::snprintf(size, sizeof size, "%.1f MB", static_cast<double>(r.bytes) / 1e6);
   else std::snprintf(size, sizeof size, "%.1f kB", static_cast<double>(r.bytes) / 1e3);
-  return s + size;
+  s += size;
+  if (!r.engine.empty()) s += "; " + r.engine + " engine" + (r.attach.empty() ? "" : " (" + r.attach + ")");
+  return s;
 }
 
 Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_kind, const ProbeCosts& costs,
@@ -196,14 +198,16 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   CaptureTarget target{.pid = pid, .system_wide = req.system_wide, .start_on_exec = workload.has_value(),
                        .ring_pages = req.ring_pages};
   UPROF_ASSIGN(auto engine, open_engine(engine_kind, plan.capture, target,
-                                        EngineOptions{.backend = req.backend, .start_time = meta.start_monotonic_ns,
+                                        EngineOptions{.backend = req.backend, .bpf_attach = req.bpf_attach, .start_time = meta.start_monotonic_ns,
                                                       .workload_file = plan.target, .on_note = control.on_note}));
   meta.engine = std::string(engine->name());
+  meta.attach = engine->attach_path();
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;
   rep.output = req.output;
   rep.engine = std::string(engine->name());
+  rep.attach = meta.attach;
   rep.probes = plan.probes;
   rep.cpus = engine->cpus();
   LiveIntervals intervals(plan, meta, control);

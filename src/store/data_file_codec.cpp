@@ -52,6 +52,7 @@ std::string encode_meta(const RecordingMeta& m) {
   kv.emplace_back("hostname", m.hostname);
   kv.emplace_back("uprof_version", m.uprof_version);
   if (!m.engine.empty()) kv.emplace_back("engine", m.engine);
+  if (!m.attach.empty()) kv.emplace_back("attach", m.attach);
   kv.emplace_back("start_realtime_ns", std::to_string(m.start_realtime_ns));
   kv.emplace_back("start_monotonic_ns", std::to_string(m.start_monotonic_ns));
   kv.emplace_back("probe_cost_ns", std::to_string(m.probe_cost_ns));
@@ -85,6 +86,7 @@ Result<RecordingMeta> decode_meta(ByteReader& r, Arch arch) {
     else if (*k == "hostname") m.hostname = *v;
     else if (*k == "uprof_version") m.uprof_version = *v;
     else if (*k == "engine") m.engine = *v;
+    else if (*k == "attach") m.attach = *v;
     else if (*k == "start_realtime_ns") m.start_realtime_ns = to_u64(*v);
     else if (*k == "start_monotonic_ns") m.start_monotonic_ns = to_u64(*v);
     else if (*k == "probe_cost_ns") m.probe_cost_ns = to_u64(*v);

@@ -50,7 +50,7 @@ TEST_P(CxxNames, ClonesCountAsTheirSourceFunction) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string bin = fixture("x86_64", "clones_O2");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("c.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("c.data"), "-e",
                 "ns::Klass::scale(int, int)", "-e", "ns::Klass::method(int, const ns::Big&, int) x", "-e", "check", "--",
                 bin, "10", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -69,7 +69,7 @@ TEST_P(CxxNames, ClonesCountAsTheirSourceFunction) {
 
   // -fwhole-program: the overload exists only as its .isra clone.
   const std::string wp = fixture("x86_64", "clones_wp");
-  auto w = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("w.data"), "-e",
+  auto w = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("w.data"), "-e",
                 "ns::Klass::method(double)", "--", wp, "12"});
   ASSERT_EQ(w.exit_code, 0) << w.err;
   EXPECT_NE(w.err.find("uprof: ns::Klass::method(double): probed at its clone .isra.0"), std::string::npos) << w.err;
@@ -83,7 +83,7 @@ TEST_P(CxxNames, LibstdcxxOperatorsWithSpaces) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string bin = fixture("x86_64", "clones_O2");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("n.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("n.data"), "-e",
                 "libstdc++:operator new(unsigned long) $arg1", "-e", "libstdc++:operator delete*", "--", bin, "7", "3",
                 "new"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -87,7 +87,7 @@ TEST_P(Ifunc, StrlenCountsMatchPerfStatOnTheSelectedImplementation) {
   ASSERT_EQ(perf_counts.size(), probes.names.size()) << stat.err;
 
   test::TempDir dir;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("s.data"), "-e", "libc:strlen", "--",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("s.data"), "-e", "libc:strlen", "--",
                 bin, "5000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "strlen calls 5000\n");
@@ -157,7 +157,7 @@ TEST_P(Ifunc, RunningProcessUsesWhatItsLoaderBound) {
       << unbound.err;
 
   // About a call a millisecond for 1 s: on the wrong implementation, none.
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-p", pid, "--duration", "1", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-p", pid, "--duration", "1", "-o",
                 dir.file("p.data"), "-e", "libc:strlen"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(chosen(r.err, "as process " + pid + " bound it"), impl) << r.err;

@@ -60,7 +60,7 @@ Blocks parse(const std::string& err, const std::string& function = "slow_add") {
 TEST_P(Interval, BlocksAddUpToTheFilesTotals) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--interval", "0.1", "--interval-hist", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--interval", "0.1", "--interval-hist", "-o",
                 dir.file("i.data"), "-e", "slow_add", "--", fixture("x86_64", "workload"), "sleep", "2", "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "calls 100\n");
@@ -85,7 +85,7 @@ TEST_P(Interval, WorksWithPidAndDuration) {
     _exit(127);
   }
   for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--interval", "0.2", "--duration", "1", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--interval", "0.2", "--duration", "1", "-o",
                 dir.file("p.data"), "-p", std::to_string(child), "-e", "add"});
   kill(child, SIGTERM);
   waitpid(child, nullptr, 0);

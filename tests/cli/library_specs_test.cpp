@@ -34,14 +34,14 @@ TEST_P(LibrarySpecs, AScriptWorkloadStillTakesLibrarySpecs) {
   const std::string shim = dir.file("python3");
   std::ofstream(shim) << "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n";
   std::filesystem::permissions(shim, std::filesystem::perms::owner_all);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("z.data"), "-e", "libz:crc32", "--",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("z.data"), "-e", "libz:crc32", "--",
                 shim, "-c", "import zlib\nfor i in range(100): zlib.crc32(bytes([i]))\nprint('done')"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "done\n");
   auto rec = test::load_recording(dir.file("z.data"));
   EXPECT_EQ(entries_of(rec, "crc32"), 100);
   // A function of the script itself cannot be named: the message says why.
-  auto f = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("f.data"), "-e", "main", "--", shim,
+  auto f = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("f.data"), "-e", "main", "--", shim,
                 "-c", "pass"});
   EXPECT_EQ(f.exit_code, 1);
   EXPECT_EQ(f.err, "uprof: spec: " + shim + " is a script (#!/bin/sh), not an ELF file: name the program it runs as "
@@ -62,7 +62,7 @@ TEST_P(LibrarySpecs, RunningProcessLibraryFromItsMaps) {
   ASSERT_TRUE(test::wait_for_file(pidfile, 10));
   std::string pid;
   std::ifstream(pidfile) >> pid;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-p", pid, "--duration", "0.5", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-p", pid, "--duration", "0.5", "-o",
                 dir.file("p.data"), "-e", "libfx:fx_lib_add"});
   workload.join();
   ASSERT_EQ(r.exit_code, 0) << r.err;

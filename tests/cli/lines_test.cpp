@@ -122,7 +122,7 @@ TEST_P(Lines, ALoopBodyLineCountsEachIteration) {
   UPROF_REQUIRE_UPROBES();
   for (const char* opt : {"lines_O0", "lines_O2"}) {
     test::TempDir dir;
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("l.data"), "-e",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("l.data"), "-e",
                   line_spec("loop_body"), "-e", line_spec("loop_return"), "--", fixture("x86_64", opt), "7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto rows = calls_by_row(dir.file("l.data"));
@@ -138,7 +138,7 @@ TEST_P(Lines, ALocalAtALine) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   // loop_sum(5, 3): acc before each iteration's `acc += i * k` is 0, 3, 9, 18, 30 ... of i*3.
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("l.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("l.data"), "-e",
                 line_spec("loop_body") + " acc i", "--", fixture("x86_64", "lines_O0"), "5"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = run({uprof_binary(), "script", dir.file("l.data")});
@@ -155,7 +155,7 @@ TEST_P(Lines, InlinedFunctionsCountEveryCall) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string bin = fixture("x86_64", "lines_O2");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("i.data"), "-e", "sq", "-e", "twice",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("i.data"), "-e", "sq", "-e", "twice",
                 "--", bin, "6"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // sq: never out of line, 3 copies in squares; twice: its copy for the pointer, and inlined in main.
@@ -175,7 +175,7 @@ TEST_P(Lines, AFunctionLineIsFoundInItsInlinedCopies) {
   for (const char* opt : {"lines_O0", "lines_O2"}) {
     SCOPED_TRACE(opt);
     test::TempDir dir;
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("f.data"), "-e", "sq:1", "-e",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("f.data"), "-e", "sq:1", "-e",
                   "sq", "-e", "lines.c:" + std::to_string(body), "--", fixture("x86_64", opt), "4"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("sq:1: 3 sites (squares"), std::string::npos) << r.err;
@@ -203,7 +203,7 @@ TEST_P(Lines, InlinedCxxMembersByTheirQualifiedNames) {
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_NE(p.out.find("ns::Acc::add(long) (inlined into run(int)+0x"), std::string::npos) << p.out;
     EXPECT_NE(p.out.find("ns::Acc::add(int, int) (inlined into run(int)+0x"), std::string::npos) << p.out;
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("c.data"), "-e",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("c.data"), "-e",
                   "ns::Acc::add(long)", "-e", "ns::Acc::add(int, int)", "-e", "ns::Acc::add(long):1", "--", bin, "7"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "total 63\n");  // sum of i, plus sum of 2i, for i < 7

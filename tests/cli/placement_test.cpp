@@ -44,7 +44,7 @@ std::vector<std::string> record_args(const std::string& engine, const std::strin
                                      bool exact) {
   // A ring that holds the whole run (36,000 samples, under 4 MB), so a drain starved by
   // a loaded machine cannot drop one and the comparison stays exact.
-  std::vector<std::string> a{uprof_binary(), "record", "--engine", engine, "-m", "2048", "-o", out};
+  std::vector<std::string> a{uprof_binary(), "record", "--engine", test::engine_of(engine), "--attach", test::attach_of(engine), "-m", "2048", "-o", out};
   if (exact) a.push_back("--exact-site");
   for (const char* e : {"check", "mix3", "tail", "switchy", "loop_back %di %si $retval", "no_loop %di %si $retval"}) {
     a.push_back("-e");

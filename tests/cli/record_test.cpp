@@ -51,7 +51,7 @@ TEST_P(Record, ExactCountsAndValuesMainThread) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add %di %si $retval", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", out, "-e", "add %di %si $retval", "--", fixture("x86_64", "workload"),
                 "calls", "20000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "calls 20000\n");
@@ -82,7 +82,7 @@ TEST_P(Record, FourThreadsEveryCallOncePerThreadInOrder) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
                 "threads", "4", "5000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = load(out);
@@ -106,7 +106,7 @@ TEST_P(Record, ForkedAndExecdChildrenAreFollowed) {
   for (std::string mode : {"fork", "exec"}) {
     test::TempDir dir;
     std::string out = dir.file("u.data");
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), mode, "3000"});
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), mode, "3000"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto rec = load(out);
     expect_exact(rec, 6000);
@@ -119,11 +119,11 @@ TEST_P(Record, ForkedAndExecdChildrenAreFollowed) {
 TEST_P(Record, ExitStatusIsTheWorkloads) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("u.data"), "-e", "add", "--", fixture("x86_64", "workload"),
                 "exit", "42"});
   EXPECT_EQ(r.exit_code, 42) << r.err;
   expect_exact(load(dir.file("u.data")), 1);
-  auto missing = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("v.data"), "-e", "add", "--", "/nonexistent/prog"});
+  auto missing = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("v.data"), "-e", "add", "--", "/nonexistent/prog"});
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_EQ(missing.err, "uprof: workload: /nonexistent/prog: No such file or directory\n");
 }
@@ -132,14 +132,14 @@ TEST_P(Record, LibraryAndDlopenedLibrary) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   // uselib links libfx.so.1; the spec names the library by its short name.
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("a.data"), "-e", "libfx:fx_lib_add %di %si $retval", "--",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("a.data"), "-e", "libfx:fx_lib_add %di %si $retval", "--",
                 fixture("x86_64", "uselib"), "100"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // fx_lib_twice calls fx_lib_add too: 100 direct + 100 through twice.
   expect_exact(load(dir.file("a.data")), 200);
   // The workload dlopens the library; the probe names it by path.
   std::string lib = fixture("x86_64", "libfx.so.1");
-  auto d = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("b.data"), "-e", lib + ":fx_lib_add", "--",
+  auto d = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("b.data"), "-e", lib + ":fx_lib_add", "--",
                 fixture("x86_64", "workload"), "dlopen", lib, "700"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   expect_exact(load(dir.file("b.data")), 700);
@@ -155,7 +155,7 @@ TEST_P(Record, AttachToRunningProcess) {
     _exit(127);
   }
   for (int i = 0; i < 200 && !std::filesystem::exists(pidfile); i++) usleep(10000);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", "add %di %si", "-p",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("u.data"), "-e", "add %di %si", "-p",
                 std::to_string(child), "--duration", "1"});
   kill(child, SIGTERM);
   waitpid(child, nullptr, 0);
@@ -189,7 +189,7 @@ TEST_P(Record, SystemWideSeesEveryProcessRunningTheCode) {
   std::filesystem::copy_file(fixture("x86_64", "workload"), bin);
   // -a with a command: every process on the machine, while the command runs. The
   // command starts two unrelated workload processes; both are seen.
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-a", "-o", dir.file("u.data"), "-e", bin + ":add", "--", "/bin/sh", "-c",
                 bin + " calls 300 && " + bin + " calls 200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto rec = load(dir.file("u.data"));
@@ -217,8 +217,8 @@ TEST_P(Record, SystemWideOnAFunctionUprofCallsTooEnds) {
   test::TempDir dir;
   std::filesystem::create_directory(dir.file("lib"));
   std::filesystem::copy_file("/lib/x86_64-linux-gnu/libc.so.6", dir.file("lib/libc.so.6"));
-  const std::string cmd = "LD_LIBRARY_PATH=" + dir.file("lib") + " " + uprof_binary() + " record --engine " +
-                          GetParam() + " -a --entry-only -o " + dir.file("m.data") + " -e " + dir.file("lib/libc.so.6") +
+  const std::string cmd = "LD_LIBRARY_PATH=" + dir.file("lib") + " " + uprof_binary() + " record --attach " + test::attach_of(GetParam()) + " --engine " +
+                          test::engine_of(GetParam()) + " -a --entry-only -o " + dir.file("m.data") + " -e " + dir.file("lib/libc.so.6") +
                           ":malloc -- /bin/sh -c 'ls / >/dev/null; ls /usr >/dev/null'";
   // setsid: uprof and the workload are a process group of their own, killed whole.
   auto r = test::run_shell("setsid env " + cmd +
@@ -266,7 +266,7 @@ TEST_P(Record, AttachInAnotherMountNamespaceProbesTheFileItRuns) {
   std::ifstream(pidfile) >> pid;
   // By the program's own name, and by the path as the process knows it.
   for (const std::string& spec : {std::string("add"), prog + ":add"}) {
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e", spec, "-p", pid,
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("u.data"), "-e", spec, "-p", pid,
                   "--duration", "0.5"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("has a mount namespace or root of its own"), std::string::npos) << r.err;
@@ -318,7 +318,7 @@ pid_t start_background_record(const std::string& engine, const std::string& out,
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
-    execl(uprof_binary().c_str(), "uprof", "record", "--engine", engine.c_str(), "-o", out.c_str(), "-e", "add", "--",
+    execl(uprof_binary().c_str(), "uprof", "record", "--engine", test::engine_of(engine).c_str(), "--attach", test::attach_of(engine).c_str(), "-o", out.c_str(), "-e", "add", "--",
           fixture("x86_64", "workload").c_str(), mode.c_str(), pidfile.c_str(), (char*)nullptr);
     _exit(127);
   }

@@ -34,7 +34,7 @@ std::string py(const std::string& json_file, const std::string& expr) {
 class Recorded : public ::testing::TestWithParam<std::string> {
  protected:
   void record(const std::vector<std::string>& args) {
-    std::vector<std::string> a{uprof_binary(), "record", "--engine", GetParam(), "-o", data()};
+    std::vector<std::string> a{uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", data()};
     a.insert(a.end(), args.begin(), args.end());
     auto r = run(a);
     ASSERT_EQ(r.exit_code, 0) << r.err;

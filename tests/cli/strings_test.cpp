@@ -25,7 +25,7 @@ struct StringsCase {
 
 class Strings : public ::testing::TestWithParam<StringsCase> {};
 INSTANTIATE_TEST_SUITE_P(EnginesAndOpts, Strings,
-                         ::testing::Values(StringsCase{"bpf", "O0"}, StringsCase{"bpf", "O2"},
+                         ::testing::Values(StringsCase{"bpf", "O0"}, StringsCase{"bpf", "O2"}, StringsCase{"bpf_events", "O2"},
                                            StringsCase{"perf", "O0"}, StringsCase{"perf", "O2"}),
                          [](const auto& param_info) { return param_info.param.engine + "_" + param_info.param.opt; });
 
@@ -42,7 +42,7 @@ TEST_P(Strings, ParametersMembersAndBadPointersReadAsTheProgramHasThem) {
   auto plain = run({program, "40"});
   ASSERT_EQ(plain.exit_code, 0);
 
-  auto r = run({uprof_binary(), "record", "--engine", GetParam().engine, "--string-size", "16", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam().engine), "--attach", test::attach_of(GetParam().engine), "--string-size", "16", "-o",
                 dir.file("s.data"), "-e", "lookup", "-e",
                 "visit name=+4(%di):string label=+0(+24(%di)):string weight=+32(%di) id=+0(%di):s32", "-e",
                 "measure", "--", program, "40"});
@@ -102,7 +102,7 @@ TEST_P(Strings, GlobalsOfTheProgramAndOfALibrary) {
   ASSERT_EQ(nm.exit_code, 0);
   const std::string visits_at = "0x" + nm.out.substr(0, nm.out.find('\n'));
   auto plain = run({program, "6"});
-  auto r = run({uprof_binary(), "record", "--engine", GetParam().engine, "--string-size", "16", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam().engine), "--attach", test::attach_of(GetParam().engine), "--string-size", "16", "-o",
                 dir.file("g.data"), "-e",
                 "visit @visits again=@" + visits_at + " +0(@greeting):string @long_text:string", "-e",
                 "libc:printf @__libc_single_threaded:u8", "--", program, "6"});
@@ -119,7 +119,7 @@ TEST_P(Strings, GlobalsOfTheProgramAndOfALibrary) {
   }
   EXPECT_NE(s.out.find("printf(@__libc_single_threaded=1)"), std::string::npos) << s.out;
   // At a return the instruction pointer is the caller's: refused before the workload runs.
-  auto ret = run({uprof_binary(), "record", "--engine", GetParam().engine, "-o", dir.file("r.data"), "-e",
+  auto ret = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam().engine), "--attach", test::attach_of(GetParam().engine), "-o", dir.file("r.data"), "-e",
                   "visit%return @visits", "--", program, "6"});
   EXPECT_EQ(ret.exit_code, 1);
   EXPECT_TRUE(ret.out.empty());
@@ -133,7 +133,7 @@ TEST_P(Strings, MembersByDwarfTypeReadAsThePointerPointsTo) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string program = fixture("x86_64", "strings_" + GetParam().opt);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam().engine, "-o", dir.file("m.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam().engine), "--attach", test::attach_of(GetParam().engine), "-o", dir.file("m.data"), "-e",
                 "visit it->name it->label it->weight it->id", "-e", "lookup key[1] $comm", "--", program, "12"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto s = run({uprof_binary(), "script", dir.file("m.data")});

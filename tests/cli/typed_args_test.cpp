@@ -68,7 +68,7 @@ class TypedArgs : public ::testing::TestWithParam<std::tuple<const char*, std::s
  protected:
   std::vector<std::string> record_and_script(const std::vector<std::string>& specs, const std::string& bin,
                                              std::string* err = nullptr) {
-    std::vector<std::string> a{uprof_binary(), "record", "--engine", engine(), "-o", dir_.file("u.data")};
+    std::vector<std::string> a{uprof_binary(), "record", "--engine", test::engine_of(engine()), "--attach", test::attach_of(engine()), "-o", dir_.file("u.data")};
     for (const auto& s : specs) a.insert(a.end(), {"-e", s});
     a.push_back(bin);
     auto r = run(a);
@@ -104,7 +104,7 @@ TEST_P(TypedArgs, ByNameOnlyAndNone) {
   EXPECT_TRUE(has(record_and_script({"add b"}, bin), "add(b=2) = 7"));
   EXPECT_TRUE(has(record_and_script({"f_pair $params"}, bin), "f_pair(p={x=5, y=-5})"));
   EXPECT_TRUE(has(record_and_script({"add()"}, bin), "add() = 7"));
-  std::vector<std::string> a{uprof_binary(), "record", "--engine", engine(), "--no-args", "-o", dir_.file("n.data"), "-e", "add", bin};
+  std::vector<std::string> a{uprof_binary(), "record", "--engine", test::engine_of(engine()), "--attach", test::attach_of(engine()), "--no-args", "-o", dir_.file("n.data"), "-e", "add", bin};
   ASSERT_EQ(run(a).exit_code, 0);
   EXPECT_TRUE(has(calls(run({uprof_binary(), "script", dir_.file("n.data")}).out), "add()"));
   // Raw registers still mean exactly those registers.
@@ -114,7 +114,7 @@ TEST_P(TypedArgs, ByNameOnlyAndNone) {
 TEST_P(TypedArgs, JsonLinesCarryTypedValues) {
   UPROF_REQUIRE_UPROBES();
   const std::string bin = fixture("x86_64", std::string("args_") + opt());
-  ASSERT_EQ(run({uprof_binary(), "record", "--engine", engine(), "-o", dir_.file("j.data"), "-e", "f_enum", "-e", "f_bool_char", bin}).exit_code, 0);
+  ASSERT_EQ(run({uprof_binary(), "record", "--engine", test::engine_of(engine()), "--attach", test::attach_of(engine()), "-o", dir_.file("j.data"), "-e", "f_enum", "-e", "f_bool_char", bin}).exit_code, 0);
   auto j = run({uprof_binary(), "script", dir_.file("j.data"), "--format", "json"});
   EXPECT_NE(j.out.find(R"("values":{"c":"BLUE"})"), std::string::npos) << j.out;
   EXPECT_NE(j.out.find(R"("b":true,"c":"'A'","sc":"-3","uc":"200")"), std::string::npos) << j.out;

@@ -28,7 +28,7 @@ void expect_measured_at_exits(const std::string& engine, const std::string& name
   ASSERT_EQ(plain.exit_code, 0);
   ASSERT_EQ(plain.out, "sum 751500 caught 250\n");
 
-  auto r = run({uprof_binary(), "record", "--engine", engine, "-o", dir.file("t.data"), "-e", "outer $retval", "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(engine), "--attach", test::attach_of(engine), "-o", dir.file("t.data"), "-e", "outer $retval", "-e",
                 "inner $retval", "-e", "leaf", "--", program, "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, plain.out);

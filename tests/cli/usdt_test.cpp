@@ -50,7 +50,7 @@ TEST_P(Usdt, FixtureArgumentsAndSemaphoreAtO0AndO2) {
     auto plain = run({program});
     ASSERT_EQ(plain.exit_code, 0);
     EXPECT_EQ(plain.out, "ticks traced: 0 of 3\nwork traced: 0 of 3\n");  // nobody set the semaphores
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("u.data"), "-e",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("u.data"), "-e",
                   "usdt:uprof_fx:tick", "-e", "usdt:uprof_fx:konst", "-e", "usdt:uprof_fx:pair", "--", program});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // The kernel set tick's while the probe was attached, and no other.
@@ -92,7 +92,7 @@ TEST_P(Usdt, StartDonePairIsCallsWithLatencies) {
   test::TempDir dir;
   const std::string program = dir.file("usdt");  // its own semaphores: see above
   std::filesystem::copy_file(fixture("x86_64", "usdt_O2"), program);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--pair-by", "arg1", "-o", dir.file("w.data"),
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--pair-by", "arg1", "-o", dir.file("w.data"),
                 "-e", "usdt:uprof_fx:work__*", "--", program});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "ticks traced: 0 of 3\nwork traced: 3 of 3\n");
@@ -137,7 +137,7 @@ TEST_P(Usdt, PythonFunctionReturnsCountEveryCall) {
                            "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
                            "fib(12)\n"
                            "print(calls)\n";
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("py.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("py.data"), "-e",
                 "usdt:python:function__*", "--", kPython, script});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out, "465\n");  // fib(12) makes 2 fib(13) - 1 = 465 calls
@@ -177,7 +177,7 @@ TEST_P(Usdt, PythonGcPairCountsCollections) {
   auto gc_calls = [&](int n) {
     const std::string script = dir.file("gc.py");
     std::ofstream(script) << "import gc\ngc.disable()\nfor i in range(" << n << "):\n    gc.collect()\n";
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("gc.data"), "-e",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("gc.data"), "-e",
                   "usdt:python:gc__*", "--", kPython, script});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     auto rec = test::load_recording(dir.file("gc.data"));
@@ -203,7 +203,7 @@ TEST_P(Usdt, LibstdcxxThrowAndCatchInTheLibrary) {
   const std::string program = fixture("x86_64", "throw");
   auto plain = run({program, "40"});
   ASSERT_EQ(plain.exit_code, 0);
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("t.data"), "-e",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("t.data"), "-e",
                 "usdt:libstdcxx:throw", "-e", "usdt:libstdcxx:catch", "--", program, "40"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, plain.out);
@@ -229,7 +229,7 @@ TEST_P(Usdt, RunningProcessByPid) {
   ASSERT_TRUE(test::wait_for_file(pidfile, 10));
   std::string pid;
   std::ifstream(pidfile) >> pid;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-p", pid, "--duration", "0.5", "-o",
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-p", pid, "--duration", "0.5", "-o",
                 dir.file("p.data"), "-e", "usdt:python:gc__*"});
   workload.join();
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -263,7 +263,7 @@ TEST_P(Usdt, BadSpecsAreRefusedBeforeTheWorkloadRuns) {
            {in + "uprof_fx:konst $arg1:string",
             "uprof: spec: value '$arg1:string': argument 1 of uprof_fx:konst is the constant -1, not a string's address\n"},
        }) {
-    auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("x.data"), "-e", c.spec, "--",
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("x.data"), "-e", c.spec, "--",
                   "/bin/sh", "-c", "touch " + marker + "; exec " + program});
     EXPECT_EQ(r.exit_code, 1) << c.spec;
     EXPECT_EQ(r.err, c.error);

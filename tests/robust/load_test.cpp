@@ -26,7 +26,7 @@ INSTANTIATE_TEST_SUITE_P(Engines, Load, UPROF_ENGINES, test::engine_name);
 SpinRun record_spin(const std::string& engine, const std::string& out, const std::string& ring_pages) {
   SpinRun s;
   auto t0 = std::chrono::steady_clock::now();
-  auto r = run_child({uprof_binary(), "record", "--engine", engine, "-o", out, "-m", ring_pages, "-e", "add %di", "--",
+  auto r = run_child({uprof_binary(), "record", "--engine", test::engine_of(engine), "--attach", test::attach_of(engine), "-o", out, "-m", ring_pages, "-e", "add %di", "--",
                       fixture("x86_64", "workload"), "spin", "8", "3000"});
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   s.err = r.err;
@@ -68,7 +68,7 @@ void expect_accounted(const SpinRun& s) {
 TEST_P(Load, EightSpinningThreadsEveryHitAccounted) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  SpinRun s = record_spin(GetParam(), dir.file("u.data"), GetParam() == "bpf" ? "2048" : "256");
+  SpinRun s = record_spin(GetParam(), dir.file("u.data"), GetParam() != "perf" ? "2048" : "256");
   ASSERT_GT(s.calls, 10000u);
   expect_accounted(s);
   // Every one of the 8 threads shows up.
@@ -145,7 +145,7 @@ TEST_P(Load, HundredShortLivedChildrenOneAfterAnotherEveryCallRecorded) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   std::string out = dir.file("u.data");
-  auto r = run_child({uprof_binary(), "record", "--engine", GetParam(), "-o", out, "-e", "add %di", "--",
+  auto r = run_child({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", out, "-e", "add %di", "--",
                       fixture("x86_64", "workload"), "serial", "100", "200"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_every_child_exact(r, load_data(out));
@@ -163,17 +163,17 @@ TEST_P(Load, HundredConcurrentChildren) {
   std::filesystem::copy_file(fixture("x86_64", "workload"), bin);
 
   // A larger perf ring: 100 children at once outrun a slow (sanitized) drain of 1 MiB per CPU.
-  auto a = run_child({uprof_binary(), "record", "--engine", GetParam(), "-m", GetParam() == "bpf" ? "2048" : "1024", "-a",
+  auto a = run_child({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-m", GetParam() != "perf" ? "2048" : "1024", "-a",
                       "-o", dir.file("a.data"), "-e", bin + ":add %di", "--", bin,
                       "children", "100", "200"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   expect_every_child_exact(a, load_data(dir.file("a.data")));
 
-  auto t = run_child({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("t.data"), "-e", "add %di",
+  auto t = run_child({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "-o", dir.file("t.data"), "-e", "add %di",
                       "--", bin, "children", "100", "200"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   // The BPF engine follows children by their fork, in the kernel: every call of every one.
-  if (GetParam() == "bpf") {
+  if (GetParam() != "perf") {
     expect_every_child_exact(t, load_data(dir.file("t.data")));
     return;
   }
@@ -199,7 +199,7 @@ TEST_P(Load, ShellPipelinesEveryReturnSeen) {
   test::TempDir dir;
   for (int run = 0; run < 5; run++) {
     std::string out = dir.file("p" + std::to_string(run) + ".data");
-    auto r = run_child({uprof_binary(), "record", "--engine", GetParam(), "--no-calibrate", "-o", out, "-e",
+    auto r = run_child({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--no-calibrate", "-o", out, "-e",
                         "libc:malloc", "--", "/bin/bash", "-c", "seq 3000 | sort -r | uniq | wc -l"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "3000\n");
@@ -210,7 +210,7 @@ TEST_P(Load, ShellPipelinesEveryReturnSeen) {
     EXPECT_EQ(d.trailer->lost, 0u);
     for (const auto& c : d.trailer->counts) EXPECT_EQ(c.recorded, c.kernel);
     EXPECT_GT(d.trailer->counts[0].recorded, 100u);
-    if (GetParam() == "bpf") {
+    if (GetParam() != "perf") {
       EXPECT_EQ(d.trailer->counts[0].recorded, d.trailer->counts[1].recorded) << "run " << run << ": entries vs returns";
     }
   }

@@ -70,10 +70,17 @@ bool wait_for_file(const std::string& path, double seconds = 5);
 bool is_root();
 bool have_uprobe_pmu();  // the kernel's uprobe PMU, kUprobePmuDir (reading it needs no root)
 
-// The capture engines each live record test runs on (uprof record --engine NAME):
+// The capture engines and attach paths each live record test runs on:
 //   INSTANTIATE_TEST_SUITE_P(Engines, Record, UPROF_ENGINES, test::engine_name);
-#define UPROF_ENGINES ::testing::Values(std::string("bpf"), std::string("perf"))
+//   run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), ...})
+// "bpf": the BPF engine on multi-uprobe links (and sessions); "bpf_events": the BPF
+// engine on one uprobe-PMU event per probe; "perf": the perf engine.
+#define UPROF_ENGINES ::testing::Values(std::string("bpf"), std::string("bpf_events"), std::string("perf"))
 inline std::string engine_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+inline std::string engine_of(const std::string& param) { return param == "perf" ? "perf" : "bpf"; }
+inline std::string attach_of(const std::string& param) {
+  return param == "bpf" ? "links" : param == "bpf_events" ? "events" : "auto";
+}
 
 }  // namespace uprof::test
 

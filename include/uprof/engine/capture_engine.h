@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -72,6 +73,9 @@ class CaptureEngine {
   virtual ~CaptureEngine() = default;
   // "perf": what the data file and the messages call it.
   virtual std::string_view name() const = 0;
+  // How its probes went on, for the record line and the data file:
+  // "multi-uprobe links, sessions", "uprobe-PMU events", "tracefs".
+  virtual std::string attach_path() const = 0;
   // How many CPUs (rings) it watches.
   virtual std::size_t cpus() const = 0;
   // Starts the probes now, unless they start at the workload's exec.

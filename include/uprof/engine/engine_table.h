@@ -31,6 +31,7 @@ namespace uprof {
 // What opening an engine may use; each engine takes the fields that are its own.
 struct EngineOptions {
   ProbeBackend backend = ProbeBackend::Tracefs;  // perf: how its uprobes go on (--backend)
+  BpfAttach bpf_attach = BpfAttach::Auto;        // bpf: how its program goes on (--attach)
   uint64_t start_time = 0;                       // perf: the time of records that carry none
   std::string workload_file{};                   // bpf: the launched program ("" when attaching)
   // Lines for the user before the run (stale tracefs probes removed, a library that

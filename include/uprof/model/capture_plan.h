@@ -42,6 +42,8 @@ struct ProbeCapture {
   // process mapping the file while the probe is attached (the uprobe PMU's
   // ref_ctr_offset, tracefs' "(0xSEM)"); 0 when it has none.
   uint64_t ref_ctr_offset = 0;
+  // For messages about the probe: its function ("add", "lines.c:23", "python:gc__start").
+  std::string label{};
 };
 
 // What an engine does with an event of `probe` once its slots are filled: the stack

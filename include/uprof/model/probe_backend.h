@@ -1,4 +1,4 @@
-// How the perf engine puts its uprobes on (--backend): a choice that `record`'s request
+// How the perf engine puts its uprobes on (--backend), and the BPF engine (--attach): choices that `record`'s request
 // carries down to attach/event_set.h, which opens the events. It lives in model/ so that
 // record/ names it without including attach/.
 //
@@ -11,5 +11,12 @@
 namespace uprof {
 
 enum class ProbeBackend : uint8_t { UprobePmu, Tracefs };
+
+// How the BPF engine puts its program on the probed code (--attach; engine/bpf/bpf_attach.h).
+enum class BpfAttach : uint8_t {
+  Auto,    // multi-uprobe links where the kernel has them, else uprobe-PMU events
+  Links,   // multi-uprobe links, with uprobe sessions where the kernel has them
+  Events,  // one uprobe-PMU perf event per probe, each carrying the program
+};
 
 }  // namespace uprof

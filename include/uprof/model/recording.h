@@ -155,6 +155,7 @@ struct RecordingMeta {
   std::string hostname;
   std::string uprof_version;
   std::string engine{};               // the capture engine that recorded: "bpf", "perf" ("" in older files)
+  std::string attach{};               // how its probes went on: "multi-uprobe links, sessions" ("" in older files)
   uint64_t start_realtime_ns = 0;     // wall clock at start, to show a date
   uint64_t start_monotonic_ns = 0;    // the same instant on the event clock (CLOCK_MONOTONIC)
   // What the probes add to a measured call on this kernel, from `uprof bench` (0 when

@@ -49,6 +49,7 @@ struct RecordRequest {
   // perf engine's.
   EngineChoice engine = EngineChoice::Auto;
   ProbeBackend backend = ProbeBackend::Tracefs;
+  BpfAttach bpf_attach = BpfAttach::Auto;  // the BPF engine's (--attach)
   // With no values in a spec, capture every parameter and the return value
   // DWARF describes (--no-args turns it off).
   bool capture_args = true;

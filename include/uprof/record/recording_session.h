@@ -51,6 +51,7 @@ struct SessionControl {
 struct RecordReport {
   std::string output;
   std::string engine;        // which capture engine recorded
+  std::string attach;        // how its probes went on (CaptureEngine::attach_path)
   uint64_t bytes = 0;
   uint64_t events = 0;       // everything written (samples, lost markers, comm)
   uint64_t samples = 0;

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "uprof/attach/event_attr.h"
@@ -19,6 +21,7 @@
 #include "uprof/attach/uprobe_pmu.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/bpf/bpf_capture_table.h"
 #include "uprof/engine/bpf/bpf_records.h"
 #include "uprof/engine/engine_kind.h"
@@ -79,14 +82,34 @@ uint32_t thread_count(pid_t pid) {
   return n ? n : 1;
 }
 
+// Closes the links from several threads at once: each close waits for a grace period
+// (RCU tasks trace) before it returns, and concurrent closes share them. One link per
+// file and kind is the usual count; a glob whose refused sites were split out leaves
+// more (uprobe_links.h).
+void close_links(std::vector<UniqueFd> links) {
+  const std::size_t threads = std::min<std::size_t>(links.size() / 2, 16);
+  if (threads < 2) return;  // `links` closes them as it goes
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; t++)
+    pool.emplace_back([&links, t, threads] {
+      for (std::size_t i = t; i < links.size(); i += threads) links[i] = UniqueFd();
+    });
+  for (auto& th : pool) th.join();
+}
+
 class BpfEngine final : public CaptureEngine {
  public:
   BpfEngine(const CapturePlan& plan, const CaptureTarget& target, Skel skel, std::vector<UniqueFd> probe_fds,
-            std::vector<Link> task_links, std::vector<bool> texts)
+            std::vector<UniqueFd> multi_links, std::vector<Link> task_links, std::vector<bool> texts,
+            std::string attach_path)
       : plan_(plan), target_(target), skel_(std::move(skel)), probe_fds_(std::move(probe_fds)),
-        task_links_(std::move(task_links)), converter_(plan), plan_texts_(std::move(texts)) {}
+        multi_links_(std::move(multi_links)), task_links_(std::move(task_links)), converter_(plan),
+        plan_texts_(std::move(texts)), attach_path_(std::move(attach_path)) {}
+
+  ~BpfEngine() override { close_links(std::move(multi_links_)); }
 
   std::string_view name() const override { return to_string(EngineKind::Bpf); }
+  std::string attach_path() const override { return attach_path_; }
   std::size_t cpus() const override { return 1; }
 
   Status start() override {
@@ -97,7 +120,10 @@ class BpfEngine final : public CaptureEngine {
       if (bpf_map_update_elem(bpf_map__fd(skel_->maps.tasks), &tgid, &t, BPF_ANY) != 0)
         return err("bpf engine: adding pid ", tgid, " to the followed processes: ", std::strerror(errno));
     }
+    // Uprobe-PMU events carry the program from now on; multi-uprobe links have carried it
+    // since open, and it has ignored every hit until `running`.
     for (std::size_t i = 0; i < probe_fds_.size(); i++) {
+      if (!probe_fds_[i].valid()) continue;  // a site the kernel refused
       LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = i);
       // A probe that reads strings has a program of its own (uprof_capture.bpf.c).
       bpf_program* prog = plan_texts_[i] ? skel_->progs.uprof_hit_text : skel_->progs.uprof_hit;
@@ -145,6 +171,7 @@ class BpfEngine final : public CaptureEngine {
     // takes long enough for many calls to lose their entry or their return.
     set_running(false);
     probe_links_.clear();
+    close_links(std::move(multi_links_));
     task_links_.clear();
     for (;;) {
       UPROF_ASSIGN(int n, pass());
@@ -199,11 +226,13 @@ class BpfEngine final : public CaptureEngine {
   const CapturePlan& plan_;
   CaptureTarget target_;
   Skel skel_;
-  std::vector<UniqueFd> probe_fds_;
+  std::vector<UniqueFd> probe_fds_;    // uprobe-PMU events (BpfAttach::Events)
+  std::vector<UniqueFd> multi_links_;  // multi-uprobe links (BpfAttach::Links)
   std::vector<Link> task_links_;
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
   std::vector<bool> plan_texts_;  // per probe: it reads strings (the uprof_hit_text program)
+  std::string attach_path_;
   EventOrderer* order_ = nullptr;
   Status record_error_ = ok();
 };
@@ -230,8 +259,6 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
                                                        const BpfEngineOptions& options) {
   UPROF_TRY(bpf_engine_supported());
   UPROF_ASSIGN(std::vector<uprof_bpf_probe> table, bpf_capture_table(plan));
-  UPROF_ASSIGN(UprobePmu pmu, read_uprobe_pmu(uprobe_pmu_dir()));
-
   libbpf_last_message().clear();
   Skel skel(uprof_capture__open());
   if (!skel) return err(libbpf_error("bpf engine: opening the embedded BPF object", errno));
@@ -250,37 +277,61 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   const bool any_text = std::find(texts.begin(), texts.end(), true) != texts.end();
   if (any_text && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, nullptr) <= 0)
     return err("bpf engine: string values need bpf_loop (Linux 5.17+), which this kernel lacks: use --engine perf");
-  bpf_program__set_autoload(skel->progs.uprof_hit_text, any_text);
+
+  struct utsname uts {};
+  ::uname(&uts);
+  UPROF_ASSIGN(BpfAttachChoice how, choose_bpf_attach(options.attach, target, uprobe_link_support(), uts.release));
+  // Only the programs this recording attaches are loaded (and verified).
+  auto load = [&](bpf_program* prog, bool wanted, uint32_t attach_type) {
+    bpf_program__set_autoload(prog, wanted);
+    if (wanted && attach_type) bpf_program__set_expected_attach_type(prog, static_cast<bpf_attach_type>(attach_type));
+  };
+  load(skel->progs.uprof_hit, !how.links, 0);
+  load(skel->progs.uprof_hit_text, !how.links && any_text, 0);
+  load(skel->progs.uprof_multi, how.links, how.types.multi);
+  load(skel->progs.uprof_multi_text, how.links && any_text, how.types.multi);
+  load(skel->progs.uprof_session, how.sessions, how.types.session);
+  load(skel->progs.uprof_session_text, how.sessions && any_text, how.types.session);
   if (int rc = uprof_capture__load(skel.get()); rc != 0)
     return err(libbpf_error("bpf engine: loading the BPF programs", rc));
   for (uint32_t i = 0; i < table.size(); i++)
     if (bpf_map_update_elem(bpf_map__fd(skel->maps.probes), &i, &table[i], BPF_ANY) != 0)
       return err("bpf engine: writing probe ", i, "'s capture table: ", std::strerror(errno));
 
-  // The probes' events, opened now so that a bad path or offset fails before the
-  // workload runs; the program is attached (and the event enabled) by start().
   std::vector<UniqueFd> fds;
-  for (const ProbeCapture& p : plan.probes) {
-    UprobeTarget t{.path = p.path, .offset = p.file_offset, .is_return = p.is_return,
-                   .ref_ctr_offset = p.ref_ctr_offset};
-    UPROF_TRY(check_uprobe_target(pmu, t));
-    UPROF_ASSIGN(UniqueFd fd, open_perf_event(build_bpf_uprobe_attr(pmu, t), -1, 0, -1, PERF_FLAG_FD_CLOEXEC, &t));
-    fds.push_back(std::move(fd));
-  }
-  // The probes fire in every process that runs the probed code, and the program drops
-  // the others' hits; for a library that is what a hit costs, in every process.
-  if (!target.system_wide && options.on_note) {
-    std::error_code ec;
-    std::vector<std::string> said;
+  std::vector<UniqueFd> links;
+  if (how.links) {
+    // The links go on now: a refused site is known before the workload runs, and the
+    // program ignores every hit until start() sets `running` (a session's entry then
+    // declines the return, so nothing is hijacked meanwhile).
+    auto fd_of = [](bpf_program* p) { return p && bpf_program__autoload(p) ? bpf_program__fd(p) : -1; };
+    LinkPrograms programs{.entries = fd_of(skel->progs.uprof_multi),
+                          .entries_text = fd_of(skel->progs.uprof_multi_text),
+                          .sessions = fd_of(skel->progs.uprof_session),
+                          .sessions_text = fd_of(skel->progs.uprof_session_text),
+                          .types = how.types};
+    const std::vector<LinkPlan> planned = plan_uprobe_links(plan, texts, how.sessions);
+    UPROF_ASSIGN(AttachedLinks attached, attach_uprobe_links(planned, programs, how.pid_filter));
+    if (attached.links.empty() && !attached.refused.empty())
+      return err("bpf engine: ", refused_site_note(plan, attached.refused.front()),
+                 attached.refused.size() > 1 ? " (and every other site: nothing to record)" : "");
+    if (options.on_note)
+      for (const RefusedSite& r : attached.refused) options.on_note(refused_site_note(plan, r));
+    links = std::move(attached.links);
+  } else {
+    // The probes' events, opened now so that a bad path or offset fails before the
+    // workload runs; the program is attached (and the event enabled) by start().
+    UPROF_ASSIGN(UprobePmu pmu, read_uprobe_pmu(uprobe_pmu_dir()));
     for (const ProbeCapture& p : plan.probes) {
-      bool own = !options.workload_file.empty() && std::filesystem::equivalent(p.path, options.workload_file, ec);
-      if (own || std::find(said.begin(), said.end(), p.path) != said.end()) continue;
-      said.push_back(p.path);
-      options.on_note("note: " + p.path + " is mapped by other processes too: while uprof records, each "
-                      "call of a probed function in any of them takes the probe's trap (about a probe hit's cost; "
-                      "--engine perf confines the probes to the workload, but misses children forked many at once)");
+      UprobeTarget t{.path = p.path, .offset = p.file_offset, .is_return = p.is_return,
+                     .ref_ctr_offset = p.ref_ctr_offset};
+      UPROF_TRY(check_uprobe_target(pmu, t));
+      UPROF_ASSIGN(UniqueFd fd, open_perf_event(build_bpf_uprobe_attr(pmu, t), -1, 0, -1, PERF_FLAG_FD_CLOEXEC, &t));
+      fds.push_back(std::move(fd));
     }
   }
+  if (options.on_note)
+    for (const std::string& line : bpf_attach_notes(plan, target, how, options.workload_file)) options.on_note(line);
   std::vector<Link> task_links;
   const std::pair<bpf_program*, const char*> tracepoints[] = {
       {skel->progs.uprof_fork, "sched_process_fork"},
@@ -293,8 +344,9 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
     if (!l) return err(libbpf_error(std::string("bpf engine: attaching to the tracepoint ") + name, errno));
     task_links.emplace_back(l);
   }
-  return std::unique_ptr<CaptureEngine>(
-      std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds), std::move(task_links), std::move(texts)));
+  return std::unique_ptr<CaptureEngine>(std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds),
+                                                                    std::move(links), std::move(task_links),
+                                                                    std::move(texts), how.describe()));
 }
 
 }  // namespace uprof

@@ -7,6 +7,7 @@
  * struct pt_regs, which user space takes from the probed arch's table, so the same
  * object serves x86-64 and arm64. */
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
@@ -224,18 +225,21 @@ struct hit_of {
   struct uprof_bpf_counts *c;
 };
 
-static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h) {
+/* Whether the current process is recorded. */
+static __always_inline int followed(__u32 tgid) {
+  if (tgid == self_tgid) return 0;
+  if (follow_all) return 1;
+  struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &tgid);
+  return t && t->active;
+}
+
+static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h, __u32 key) {
   if (!running) return 0;
   h->time = bpf_ktime_get_ns();
   __u64 id = bpf_get_current_pid_tgid();
   h->tgid = id >> 32;
   h->tid = (__u32)id;
-  if (h->tgid == self_tgid) return 0;
-  if (!follow_all) {
-    struct uprof_bpf_task *t = bpf_map_lookup_elem(&tasks, &h->tgid);
-    if (!t || !t->active) return 0;
-  }
-  __u32 key = (__u32)bpf_get_attach_cookie(ctx);
+  if (!followed(h->tgid)) return 0;
   h->p = bpf_map_lookup_elem(&probes, &key);
   h->c = bpf_map_lookup_elem(&counts, &key);
   if (!h->p || !h->c) return 0;
@@ -245,10 +249,9 @@ static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h) {
   return 1;
 }
 
-SEC("uprobe")
-int uprof_hit_text(struct pt_regs *ctx) {
+static __always_inline int hit_text(struct pt_regs *ctx, __u32 key) {
   struct hit_of h;
-  if (!begin_hit(ctx, &h)) return 0;
+  if (!begin_hit(ctx, &h, key)) return 0;
   __u32 zero = 0, n = h.n, tgid = h.tgid, tid = h.tid;
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
@@ -272,10 +275,9 @@ int uprof_hit_text(struct pt_regs *ctx) {
   return 0;
 }
 
-SEC("uprobe")
-int uprof_hit(struct pt_regs *ctx) {
+static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key) {
   struct hit_of h;
-  if (!begin_hit(ctx, &h)) return 0;
+  if (!begin_hit(ctx, &h, key)) return 0;
   __u32 n = h.n, tgid = h.tgid, tid = h.tid;
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
@@ -285,6 +287,48 @@ int uprof_hit(struct pt_regs *ctx) {
   if (n <= 8) EMIT_HIT(8);
   EMIT_HIT(32);
 }
+
+/* The programs. Each finds its probe by the attach cookie (uprobe_links.h for the
+ * multi-uprobe links' cookies). uprof_hit and uprof_hit_text run on uprobe-PMU perf
+ * events; uprof_multi and uprof_multi_text on multi-uprobe links (Linux 6.6+: user
+ * space sets their expected attach type, which libbpf 1.1 has no section name for);
+ * uprof_session and uprof_session_text on uprobe sessions (Linux 6.13+). Programs the
+ * kernel cannot run are not loaded. */
+SEC("uprobe")
+int uprof_hit(struct pt_regs *ctx) { return hit_plain(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe")
+int uprof_hit_text(struct pt_regs *ctx) { return hit_text(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe")
+int uprof_multi(struct pt_regs *ctx) { return hit_plain(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe")
+int uprof_multi_text(struct pt_regs *ctx) { return hit_text(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+/* Weak: a kernel without sessions loads the object, with the session programs off. */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* A session's cookie: the entry probe's index + 1 in the low half, the return probe's
+ * in the high half (0: none). At the entry, 1 declines the return: every process
+ * uprof does not follow keeps its return addresses, and so do followed calls of a
+ * function whose return is not probed. */
+#define SESSION(HIT)                                                                  \
+  __u64 cookie = bpf_get_attach_cookie(ctx);                                           \
+  __u32 entry = (__u32)cookie, ret = (__u32)(cookie >> 32);                            \
+  if (bpf_session_is_return()) {                                                       \
+    if (ret) HIT(ctx, ret - 1);                                                        \
+    return 0;                                                                          \
+  }                                                                                    \
+  if (!running || !followed(bpf_get_current_pid_tgid() >> 32)) return 1;              \
+  if (entry) HIT(ctx, entry - 1);                                                      \
+  return ret ? 0 : 1;
+
+SEC("uprobe")
+int uprof_session(struct pt_regs *ctx) { SESSION(hit_plain) }
+
+SEC("uprobe")
+int uprof_session_text(struct pt_regs *ctx) { SESSION(hit_text) }
 
 /* A task record the ring had no room for. */
 static __always_inline void count_task_drop(void) {

@@ -13,14 +13,18 @@ namespace {
 
 class PerfEngine final : public CaptureEngine {
  public:
-  PerfEngine(const CapturePlan& plan, EventSet events, bool explicit_start, uint64_t start_time)
-      : plan_(plan), events_(std::move(events)), explicit_start_(explicit_start), converter_(plan, start_time) {
+  PerfEngine(const CapturePlan& plan, EventSet events, bool explicit_start, uint64_t start_time, ProbeBackend backend)
+      : plan_(plan), events_(std::move(events)), explicit_start_(explicit_start), converter_(plan, start_time),
+        backend_(backend) {
     for (const auto& ident : events_.identities())
       converter_.add_id(ident.id, ident.probe ? std::optional<uint32_t>(ident.probe->probe) : std::nullopt,
                         *ident.attr);
   }
 
   std::string_view name() const override { return to_string(EngineKind::Perf); }
+  std::string attach_path() const override {
+    return backend_ == ProbeBackend::Tracefs ? "tracefs uprobe events" : "uprobe-PMU events";
+  }
   const std::vector<TraceField>& raw_fields(std::size_t probe) const { return events_.raw_fields(probe); }
   void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout) { converter_.set_raw_layout(probe, std::move(layout)); }
   std::size_t cpus() const override { return events_.cpus().size(); }
@@ -71,6 +75,7 @@ class PerfEngine final : public CaptureEngine {
   EventSet events_;
   bool explicit_start_;
   PerfRecordConverter converter_;
+  ProbeBackend backend_;
 };
 
 }  // namespace
@@ -101,7 +106,7 @@ Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan,
     eo.fetch_args.push_back(fetch_arg_definitions(fetch[i]));
   }
   UPROF_ASSIGN(EventSet events, EventSet::open(plan.probes, target.system_wide ? -1 : target.pid, eo));
-  auto engine = std::make_unique<PerfEngine>(plan, std::move(events), !on_exec, options.start_time);
+  auto engine = std::make_unique<PerfEngine>(plan, std::move(events), !on_exec, options.start_time, options.backend);
   for (std::size_t i = 0; i < plan.probes.size(); i++) {
     if (fetch[i].empty()) continue;
     UPROF_ASSIGN(std::vector<RawSlot> layout, raw_layout(fetch[i], engine->raw_fields(i), plan.probes[i]));

@@ -1,7 +1,10 @@
-// The BPF capture engine: each probe is one event on the uprobe PMU opened for
-// every process (pid -1), carrying one shared BPF program that finds the probe's
-// capture table entry by the attach cookie, keeps only the followed processes'
-// hits, and writes what the entry asks for into one BPF ring buffer. Raw
+// The BPF capture engine: one shared BPF program on every probe finds the probe's
+// capture table entry by the attach cookie, keeps only the followed processes' hits,
+// and writes what the entry asks for into one BPF ring buffer. The probes go on as
+// multi-uprobe links, one per file and kind (uprobe_links.h: thousands of probes in
+// a fraction of a second, returns as uprobe sessions that leave the processes uprof
+// does not follow alone), or, on kernels before 6.6, as one uprobe-PMU event per probe
+// opened for every process (pid -1). Raw
 // tracepoints on fork, exit and exec keep the set of followed processes in a map
 // (the workload, its threads and every child, from its first instruction) and write
 // the task events. The kernel side is src/engine/bpf/uprof_capture.bpf.c, compiled
@@ -18,6 +21,7 @@
 
 #include "uprof/engine/capture_engine.h"
 #include "uprof/model/capture_plan.h"
+#include "uprof/model/probe_backend.h"
 
 namespace uprof {
 
@@ -32,6 +36,7 @@ Status bpf_engine_supported();
 inline constexpr std::size_t kBpfDefaultRingPages = 2048;
 
 struct BpfEngineOptions {
+  BpfAttach attach = BpfAttach::Auto;
   // Lines for the user before the run: a probed file other processes map too.
   std::function<void(const std::string&)> on_note{};
   // The launched program ("" when attaching): its own file's probes cost no other
