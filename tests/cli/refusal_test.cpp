@@ -1,4 +1,5 @@
-// Sites the kernel refuses, live, on both engines (tests/fixtures/refused.c): a glob
+// Sites the kernel refuses, live, on both engines and the BPF engine's two attach paths
+// (tests/fixtures/refused.c): a glob
 // records every function but the refused ones, each skipped with one line; a spec
 // naming a refused function fails with that line before the workload runs (never
 // 0 calls and exit status 0); a refused first instruction that can be stepped past is
@@ -41,8 +42,8 @@ TEST_P(Refusal, AGlobRecordsAllButTheRefusedFunctions) {
   const std::string program = fixture("x86_64", "refused");
   auto plain = run({program, "1000"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--no-args", "-o", dir.file("rf.data"), "-e",
-                "rf_*", "--", program, "1000"});
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                test::attach_of(GetParam()), "--no-args", "-o", dir.file("rf.data"), "-e", "rf_*", "--", program, "1000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, plain.out);
   // One line for each function skipped, naming it, its offset, its instruction and why.
@@ -68,16 +69,17 @@ TEST_P(Refusal, ASpecNamingARefusedFunctionFailsBeforeTheWorkloadRuns) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string program = fixture("x86_64", "refused");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "-o", dir.file("rf.data"), "-e", "rf_stays", "--",
-                program, "10"});
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                test::attach_of(GetParam()), "-o", dir.file("rf.data"), "-e", "rf_stays", "--", program, "10"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.out, "");  // the workload never ran
   EXPECT_EQ(r.err.rfind("uprof: record: rf_stays (" + program + ", offset 0x", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("lock incl (%rdi) [f0 ff 07]: lock prefix (ENOTSUPP)\n"), std::string::npos) << r.err;
   EXPECT_EQ(count_lines_with(r.err, "\n"), 1) << r.err;
   // Held at its symbol by --exact-site, rf_moves is refused the same way.
-  auto exact = run({uprof_binary(), "record", "--engine", GetParam(), "--exact-site", "-o", dir.file("rf2.data"), "-e",
-                    "rf_moves", "--", program, "10"});
+  auto exact = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                    test::attach_of(GetParam()), "--exact-site", "-o", dir.file("rf2.data"), "-e", "rf_moves", "--",
+                    program, "10"});
   EXPECT_NE(exact.exit_code, 0);
   EXPECT_NE(exact.err.find("uprof: record: rf_moves ("), std::string::npos) << exact.err;
 }

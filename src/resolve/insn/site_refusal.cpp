@@ -1,10 +1,15 @@
 #include "uprof/resolve/insn/site_refusal.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "uprof/resolve/insn/insn_decode.h"
 #include "uprof/util/hex.h"
+#include "uprof/util/unique_fd.h"
 
 namespace uprof {
 namespace {
@@ -45,10 +50,11 @@ std::string refusal_line(const SiteRefusal& r) {
                                          : r.function + (r.offset_in_function ? "+" + hex(r.offset_in_function) : "") +
                                                " (" + r.path + ", offset " + hex(r.file_offset) + ")";
   std::string which = r.function.empty() || r.offset_in_function ? "the instruction" : "its first instruction";
-  std::string insn = r.insn.empty() ? "[" + byte_list(r.bytes) + "] (which does not decode)"
-                                    : r.insn + " [" + byte_list(r.bytes) + "]";
+  std::string insn = r.bytes.empty() ? ""
+                     : r.insn.empty()  ? ", [" + byte_list(r.bytes) + "] (which does not decode)"
+                                       : ", " + r.insn + " [" + byte_list(r.bytes) + "]";
   std::string who = r.kernel_errno ? "the kernel refuses to probe " : "uprof does not probe ";
-  std::string line = where + ": " + who + which + ", " + insn + ": " + r.reason;
+  std::string line = where + ": " + who + which + insn + ": " + r.reason;
   if (r.kernel_errno) line += " (" + errno_name(r.kernel_errno) + ")";
   return line;
 }
@@ -69,9 +75,20 @@ std::string refused_site_line(Arch arch, const std::string& path, const std::str
                               int kernel_errno, std::string_view reason) {
   SiteRefusal r = make(arch, path, function, offset_in_function, file_offset, code);
   InsnInfo info = classify_insn(arch, code, file_offset);
-  r.reason = info.cls == InsnClass::Rejected && info.kernel_errno ? info.why : std::string(reason);
+  r.reason = !code.empty() && info.cls == InsnClass::Rejected && info.kernel_errno ? info.why : std::string(reason);
   r.kernel_errno = kernel_errno;
   return refusal_line(r);
+}
+
+std::string refused_site_line(Arch arch, const std::string& path, const std::string& function,
+                              uint64_t offset_in_function, uint64_t file_offset, int kernel_errno,
+                              std::string_view reason) {
+  std::array<uint8_t, 16> buf{};
+  ssize_t n = 0;
+  if (UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)); fd.valid())
+    n = ::pread(fd.get(), buf.data(), buf.size(), static_cast<off_t>(file_offset));
+  const std::span<const uint8_t> code(buf.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  return refused_site_line(arch, path, function, offset_in_function, file_offset, code, kernel_errno, reason);
 }
 
 }  // namespace uprof

@@ -55,6 +55,10 @@ TEST(SiteRefusal, TheLineAnEngineBuilds) {
   EXPECT_EQ(refused_site_line(Arch::X86_64, "/bin/x", "f", 0, 0x1000, kSpin, 524, "?"),
             "f (/bin/x, offset 0x1000): the kernel refuses to probe its first instruction, lock decl (%rdi) [f0 ff 0f]: "
             "lock prefix (ENOTSUPP)");
+  // read from the file, for an engine that has only the path and the offset
+  EXPECT_EQ(refused_site_line(Arch::X86_64, "/nonexistent/x", "f", 0, 0x1000, 524, "the kernel refused it at attach"),
+            "f (/nonexistent/x, offset 0x1000): the kernel refuses to probe its first instruction: the kernel refused "
+            "it at attach (ENOTSUPP)");
   // bytes that do not decode are shown as bytes
   EXPECT_NE(refused_site_line(Arch::X86_64, "/bin/x", "", 0, 0x10, std::vector<uint8_t>{0x0f, 0x04}, 524, "?")
                 .find("[0f 04] (which does not decode)"),

@@ -51,5 +51,10 @@ std::optional<SiteRefusal> site_refusal(Arch arch, const std::string& path, cons
 std::string refused_site_line(Arch arch, const std::string& path, const std::string& function,
                               uint64_t offset_in_function, uint64_t file_offset, std::span<const uint8_t> code,
                               int kernel_errno, std::string_view reason);
+// The same, reading the instruction at `file_offset` of `path` (without it when the file
+// cannot be read): what an engine that holds a capture plan's path and offset calls.
+std::string refused_site_line(Arch arch, const std::string& path, const std::string& function,
+                              uint64_t offset_in_function, uint64_t file_offset, int kernel_errno,
+                              std::string_view reason);
 
 }  // namespace uprof
