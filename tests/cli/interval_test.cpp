@@ -92,7 +92,7 @@ TEST_P(Interval, WorksWithPidAndDuration) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Blocks b = parse(r.err, "add");
   EXPECT_GE(b.count, 4) << r.err;
-  EXPECT_LE(b.count, 7) << r.err;
+  EXPECT_LE(b.count, 12) << r.err;  // 5 in 1 s, and the last drain's: generous, for a loaded machine
   EXPECT_GT(b.calls, 100u) << r.err;
   auto rep = run({uprof_binary(), "report", "--format", "csv", dir.file("p.data")});
   ASSERT_EQ(rep.exit_code, 0) << rep.err;

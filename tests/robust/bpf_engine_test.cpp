@@ -62,7 +62,7 @@ TEST(BpfEngine, DefaultWhereTheKernelRunsIt) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("perf engine"), std::string::npos) << r.err;
   auto rep = test::run({uprof_binary(), "report", "-i", dir.file("u.data")});
-  EXPECT_NE(rep.out.find(", bpf engine)"), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find(", bpf engine: multi-uprobe links, sessions)"), std::string::npos) << rep.out;
   EXPECT_NE(rep.out.find("add         500"), std::string::npos) << rep.out;
 }
 
@@ -79,7 +79,7 @@ TEST(BpfEngine, KernelWithoutBpfRecordsWithThePerfEngineAndSaysWhy) {
     EXPECT_NE(r.err.find("pretended absent by UPROF_BPF_PRETEND"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("600 events recorded, 0 lost (kernel counted 600)"), std::string::npos) << r.err;
     auto rep = test::run({uprof_binary(), "report", "-i", dir.file("u.data")});
-    EXPECT_NE(rep.out.find(", perf engine)"), std::string::npos) << rep.out;
+    EXPECT_NE(rep.out.find(", perf engine: tracefs uprobe events)"), std::string::npos) << rep.out;
 
     // Asked for by name, it is an error: one line, non-zero, no file.
     auto b = run_child({uprof_binary(), "record", "--engine", "bpf", "--no-calibrate", "-o", dir.file("b.data"),
@@ -115,9 +115,10 @@ TEST(BpfEngine, NothingStaysInTheKernelAfterExitErrorCtrlCOrSigkill) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       live = uprof_bpf_objects();
     }
-    // The hit program, fork, exit, exec and rename, and one link per probe and tracepoint.
-    EXPECT_EQ(live.programs, 5) << "while recording";
-    EXPECT_GE(live.links, 6) << "while recording";
+    // The multi-uprobe and session programs, fork, exit, exec and rename; one session
+    // link for slow_add's entry and return, one link per tracepoint.
+    EXPECT_EQ(live.programs, 6) << "while recording";
+    EXPECT_GE(live.links, 5) << "while recording";
     ::kill(rec.pid(), sig);
     rec.wait();
     BpfObjects after = settled_objects();
