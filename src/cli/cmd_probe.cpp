@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "command.h"
 #include "uprof/attach/stale_uprobes.h"
@@ -15,6 +16,7 @@
 #include "uprof/present/usdt_listing.h"
 #include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
+#include "uprof/record/site_refusals.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/resolve/dwarf/dwarf_index.h"
@@ -101,11 +103,13 @@ int show_vars(Resolver& resolver, const std::vector<ResolvedProbe>& probes) {
 
 // What each spec resolves to, as record would probe it: how each function's returns
 // are measured, where its entry probe goes (its values bound as record binds them), and
-// what the kernel will do with the instruction there: what a hit costs.
+// what the kernel will do with the instruction there: what a hit costs, or, below the
+// table, why a site is refused (record/site_refusals.h) or was moved past a refusal.
 int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool exact_site) {
   auto risks = unwind_risks(resolver, probes);
   if (!risks) return fail(risks.error().message);
   std::vector<Placement> placements(probes.size());
+  std::vector<std::string> lines;
   if (!exact_site) {
     TypedValueResolver dwarf;
     std::vector<std::string> notes;
@@ -115,8 +119,14 @@ int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool ex
     }
     std::vector<SiteMove> moves;
     placements.clear();
-    if (auto s = place_sites(resolver, probes, PlanOptions{}, *risks, moves, &placements); !s)
+    if (auto s = place_sites(resolver, probes, PlanOptions{}, *risks, moves, lines, &placements); !s)
       return fail(s.error().message);
+  }
+  std::set<std::pair<std::string, uint64_t>> told;  // a site once, for its entry and its return
+  for (const auto& p : probes) {
+    auto refused = refusal_of(resolver, p);
+    if (!refused) return fail(refused.error().message);
+    if (*refused && told.insert({p.path, p.file_offset}).second) lines.push_back(refusal_line(**refused));
   }
   drop_exits_at_entry(probes, *risks);
   std::vector<std::string> first_insn, returns;
@@ -131,6 +141,7 @@ int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool ex
   }
   std::cout << render_resolved(probes, first_insn, returns);
   for (const auto& line : resolution_notes(probes)) std::cout << line << "\n";
+  for (const auto& line : lines) std::cout << line << "\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "uprof/attach/workload.h"
 #include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
+#include "uprof/record/site_refusals.h"
 #include "uprof/record/unwind_risk.h"
 #include "uprof/resolve/typed_values.h"
 #include "uprof/store/data_file.h"
@@ -112,7 +113,8 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   const auto resolution = resolution_notes(resolved);
   plan.notes.insert(plan.notes.begin(), resolution.begin(), resolution.end());
   UPROF_ASSIGN(ReturnRisks risks, unwind_risks(resolver, resolved));
-  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, risks, plan.moves));
+  if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, risks, plan.moves, plan.notes));
+  UPROF_TRY(refuse_sites(resolver, resolved, request.specs, plan.notes));
   drop_exits_at_entry(resolved, risks);
   if (!request.plan.unsafe_returns && !request.plan.entry_only) {
     const auto lines = return_notes(resolved, risks);

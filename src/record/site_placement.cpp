@@ -3,13 +3,21 @@
 #include "uprof/record/value_binding.h"
 #include "uprof/resolve/elf/offset.h"
 #include "uprof/resolve/insn/probe_placement.h"
+#include "uprof/resolve/insn/site_refusal.h"
+#include "uprof/util/hex.h"
 
 namespace uprof {
 namespace {
 
-// The registers the entry probe's values read (a stack value reads the stack pointer).
-uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
-  if (p.is_return() || plan.return_only) return 0;
+// What the entry probe's values read: registers (a stack value reads the stack pointer)
+// and whether any is read from memory.
+struct EntryReads {
+  uint64_t regs = 0;
+  bool memory = false;
+};
+
+EntryReads entry_reads(const ResolvedProbe& p, const PlanOptions& plan) {
+  if (p.is_return() || plan.return_only) return {};
   const ArchInfo& arch = arch_info(p.arch);
   std::vector<ValueSpec> specs = p.typed_entry;
   for (const auto& v : p.values) {
@@ -17,22 +25,24 @@ uint64_t entry_registers(const ResolvedProbe& p, const PlanOptions& plan) {
     if (b.ok() && *b && !(*b)->for_return) specs.push_back((*b)->spec);
   }
   ProbeReads r = reads_for(specs, arch);
-  uint64_t mask = r.regs_mask;
-  if (r.stack_bytes) mask |= 1ull << arch.sp_reg;
+  EntryReads out{.regs = r.regs_mask, .memory = r.stack_bytes > 0};
+  if (r.stack_bytes) out.regs |= 1ull << arch.sp_reg;
   // A value read from memory at the probe (a string) starts from a register too, which
   // reads_for leaves out (the engine reads it, the sample need not carry it).
   for (const auto& v : specs) {
     if (!fetched_from_memory(v)) continue;
-    if (v.source == ValueSource::Register) mask |= 1ull << v.reg;
-    if (v.source == ValueSource::Stack) mask |= 1ull << arch.sp_reg;
+    out.memory = true;
+    if (v.source == ValueSource::Register) out.regs |= 1ull << v.reg;
+    if (v.source == ValueSource::Stack) out.regs |= 1ull << arch.sp_reg;
   }
-  return mask;
+  return out;
 }
 
 }  // namespace
 
 Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
-                   const ReturnRisks& risks, std::vector<SiteMove>& moves, std::vector<Placement>* placements) {
+                   const ReturnRisks& risks, std::vector<SiteMove>& moves, std::vector<std::string>& notes,
+                   std::vector<Placement>* placements) {
   if (placements) placements->assign(probes.size(), Placement{});
   // Every spec naming a function is placed together: one site for all of them, which
   // keeps the values of all (their registers together) and their return probes one.
@@ -57,7 +67,9 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
     in.function_file_offset = first.file_offset;
     in.code = code;
     for (std::size_t j : group) {
-      in.regs_read |= entry_registers(probes[j], plan);
+      const EntryReads reads = entry_reads(probes[j], plan);
+      in.regs_read |= reads.regs;
+      in.reads_memory |= reads.memory;
       in.has_return_probe |= (probes[j].is_return() || !plan.entry_only) &&
                              (!risks.of(probes[j]) || plan.unsafe_returns);
     }
@@ -79,8 +91,13 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
       probes[j].vaddr += where.offset;
       probes[j].file_offset += where.offset;
     }
-    if (where.moved()) moves.push_back({.path = first.path, .file_offset = first.file_offset,  // moved above
-                                        .from = describe_move(where)});
+    if (!where.moved()) continue;
+    moves.push_back({.path = first.path, .file_offset = first.file_offset,  // moved above
+                     .from = describe_move(where)});
+    if (where.at_symbol.cls != InsnClass::Rejected) continue;
+    auto refused = site_refusal(first.arch, first.path, first.function, 0, first.file_offset - where.offset, code);
+    if (refused)
+      notes.push_back(refusal_line(*refused) + "; probed at +" + hex(where.offset) + " instead, past " + where.skipped);
   }
   return ok();
 }

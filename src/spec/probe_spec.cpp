@@ -353,6 +353,12 @@ bool names_plain_function(const ProbeSpec& spec) {
   return ref && !ref->is_glob && !ref->offset && !ref->version && !spec.is_return;
 }
 
+bool is_glob(const ProbeSpec& spec) {
+  if (const auto* ref = std::get_if<FunctionRef>(&spec.what)) return ref->is_glob;
+  if (const auto* usdt = std::get_if<UsdtRef>(&spec.what)) return usdt->is_glob;
+  return false;
+}
+
 bool names_cold_part(const FunctionRef& ref) { return ref.name.find(".cold") != std::string::npos; }
 
 std::vector<ValueRequest> call_values(const CallArgs& call) {

@@ -5,6 +5,7 @@
 // resolver, which keeps them per file.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "uprof/model/site_move.h"
@@ -19,11 +20,13 @@ namespace uprof {
 
 // Moves the entry probes' vaddr and file_offset (the one field of the probe this stage
 // writes: the site is the probe's address). `risks` says which functions keep no return
-// probe (a moved entry need not serve one). `placements`, when given, gets one entry per
-// probe (the default for a probe that is not at a function's entry), for `uprof probe` to
-// say what was chosen and why.
+// probe (a moved entry need not serve one). A site moved past an instruction the kernel
+// refuses gets a line in `notes`: the refusal (resolve/insn/site_refusal.h) and where the
+// probe went instead. `placements`, when given, gets one entry per probe (the default for
+// a probe that is not at a function's entry), for `uprof probe` to say what was chosen
+// and why.
 Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const PlanOptions& plan,
-                   const ReturnRisks& risks, std::vector<SiteMove>& moves,
+                   const ReturnRisks& risks, std::vector<SiteMove>& moves, std::vector<std::string>& notes,
                    std::vector<Placement>* placements = nullptr);
 
 }  // namespace uprof

@@ -117,6 +117,9 @@ std::optional<CallArgs> parse_call_args(std::string_view name);
 // A function named plainly: no glob, +OFF, @VERSION or %return ("sq"; not "s*", "sq+0x4",
 // "sq@V1" or "sq%return"). Its inlined copies, which have none of these, are probed with it.
 bool names_plain_function(const ProbeSpec& spec);
+// A glob of functions or USDT probes ("libc:pthread_spin_*", "usdt:python:function__*"):
+// a spec that may stand for many probes, some of which a recording can do without.
+bool is_glob(const ProbeSpec& spec);
 // The spec names a `.cold` fragment itself ("inner.cold"): only then is one probed, as it
 // is entered by a jump from its function, never called.
 bool names_cold_part(const FunctionRef& ref);

@@ -1,5 +1,6 @@
 #include "uprof/resolve/insn/exit_sites.h"
 
+#include "uprof/resolve/insn/insn_class.h"
 #include "uprof/util/hex.h"
 
 namespace uprof {
@@ -19,8 +20,16 @@ ExitScan find_exit_sites(const InsnDecoder& decoder, std::span<const CodePart> k
       if (!scan.blocker.empty()) return;
       const uint64_t at = i.address - base;
       ExitSite site{.vaddr = i.address, .offset = at, .part = n, .tail_call = false, .text = i.text};
+      // An exit the kernel would refuse to probe (a link-time address has the file
+      // offset's alignment and page position, which is all the classes look at).
+      auto refused = [&] {
+        InsnInfo c = classify_insn(decoder.arch(), parts[n].code.subspan(at), i.address);
+        if (c.cls != InsnClass::Rejected) return false;
+        scan.blocker = "the exit at " + where + hex(at) + " (" + i.text + ") cannot be probed: " + c.why;
+        return true;
+      };
       if (i.is_return) {
-        scan.sites.push_back(std::move(site));
+        if (!refused()) scan.sites.push_back(std::move(site));
         return;
       }
       if (i.indirect_jump) {
@@ -37,7 +46,7 @@ ExitScan find_exit_sites(const InsnDecoder& decoder, std::span<const CodePart> k
           scan.blocker = "a conditional tail call at " + insn + " cannot be probed when taken only";
         else if (rules.cfa_above_sp && cfa != rules.entry_cfa)
           scan.blocker = "the jump at " + insn + " leaves with its frame still set up";
-        else {
+        else if (!refused()) {
           site.tail_call = true;
           scan.sites.push_back(std::move(site));
         }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "uprof/arch/arm64_hints.h"
 #include "uprof/util/unique_fd.h"
@@ -27,28 +28,44 @@ std::string hex_bytes(std::span<const uint8_t> code, std::size_t n) {
 
 // ---- x86-64 -------------------------------------------------------------------------
 //
-// The kernel decodes the instruction, then in this order:
-//   1. refuses es/cs/ss/ds segment prefixes and lock, `mov %x,%ss`, and one-byte opcodes
-//      outside its table of good ones (int3, hlt, in/out, opcodes invalid in 64-bit mode);
-//      every 0f xx opcode passes that table;
-//   2. emulates branches: the nops of its own nop table and any prefixes + 0x90, jmp rel8
-//      (eb) and rel32 (e9), call rel32 (e8), jcc rel8 (70-7f) and rel32 (0f 80-8f); a 66
-//      (operand size) prefix on a branch is refused;
-//   3. emulates push %reg: 50-57 alone, or 41 50-57 (push %r8-%r15);
-//   4. single-steps everything else out of line.
-// Linux 6.18 then optimizes a probe on the 5-byte nop 0f 1f 44 00 00 into a call to a
-// trampoline, if the nop does not cross a page.
+// Linux 6.18, arch/x86/kernel/uprobes.c: arch_uprobe_analyze_insn() decodes the
+// instruction with the kernel's own decoder, then in this order:
+//   1. a 5-byte nop 0f 1f 44 00 00 that does not cross a page is optimized into a call to
+//      a trampoline after its first hit (can_optimize); it skips step 2;
+//   2. uprobe_init_insn() refuses (ENOTSUPP, 524): any es/cs/ss/ds segment or lock prefix
+//      (is_prefix_bad), mov to %ss and pop %ss (insn_masking_exception), and an
+//      instruction whose first opcode byte is not in good_insns_64 (in/out, int3, int N,
+//      hlt, the opcodes invalid in 64-bit mode). That byte is 0f for every two- and
+//      three-byte opcode, and 0f is in the table: syscall, ud2 and pshufb pass. For a VEX
+//      or EVEX instruction it is the opcode byte after the prefix, looked up in the same
+//      one-byte table: vmovd %esi,%xmm0 (c5 f9 6e c6) is refused as if 6e were outs, and
+//      vpxor (ef) as if it were out;
+//   3. branch_setup_xol_ops() emulates the kernel's nops (its nop table, prefixes + 90),
+//      jmp rel8/rel32 (eb, e9), call rel32 (e8) and jcc rel8/rel32 (70-7f, 0f 80-8f),
+//      and refuses (ENOTSUPP) these with a 66 prefix. It matches a VEX or EVEX
+//      instruction by that opcode byte alone too: vpcmpeqb (c5 f9 74) is emulated as a
+//      je, vpor (c5 fd eb) as a jmp, vpsubsb (c5 f9 e8) as a call, and the instruction
+//      itself never runs (measured on 6.18: a probed vpcmpeqb leaves its register as it
+//      was, a probed vzeroupper (c5 f8 77, ja) the upper halves). The kernel accepts
+//      such a probe; uprof refuses it;
+//   4. push_setup_xol_ops() emulates push %reg: 50-57 alone, or 41 50-57 (push %r8-%r15);
+//   5. everything else is single-stepped out of line.
+// Checked against the kernel: tests/resolve/insn/kernel_refusal_test.cpp (fixture code,
+// and every function of the machine's libc.so.6).
+
+constexpr int kEnotsupp = 524;  // the kernel's ENOTSUPP, which <errno.h> does not name
 
 struct BadOpcode {
   uint8_t op;
   std::string_view why;
 };
+// The zeros of good_insns_64, with the kernel's comments on them.
 constexpr BadOpcode kX86Bad[] = {
     {0x06, "invalid in 64-bit mode"}, {0x07, "invalid in 64-bit mode"}, {0x0e, "invalid in 64-bit mode"},
     {0x16, "invalid in 64-bit mode"}, {0x17, "invalid in 64-bit mode"}, {0x1e, "invalid in 64-bit mode"},
     {0x1f, "invalid in 64-bit mode"}, {0x27, "invalid in 64-bit mode"}, {0x2f, "invalid in 64-bit mode"},
     {0x37, "invalid in 64-bit mode"}, {0x3f, "invalid in 64-bit mode"}, {0x60, "invalid in 64-bit mode"},
-    {0x61, "invalid in 64-bit mode"}, {0x62, "EVEX, not supported"},     {0x6c, "ins/outs"},
+    {0x61, "invalid in 64-bit mode"}, {0x62, "invalid in 64-bit mode"}, {0x6c, "ins/outs"},
     {0x6d, "ins/outs"},               {0x6e, "ins/outs"},               {0x6f, "ins/outs"},
     {0x82, "invalid in 64-bit mode"}, {0x9a, "invalid in 64-bit mode"}, {0xcc, "int3"},
     {0xcd, "int N"},                  {0xce, "invalid in 64-bit mode"}, {0xcf, "iret"},
@@ -59,6 +76,12 @@ constexpr BadOpcode kX86Bad[] = {
     {0xf1, "int1"},                   {0xf4, "hlt"},                    {0xfa, "cli"},
     {0xfb, "sti"},
 };
+
+const BadOpcode* bad_opcode(uint8_t op) {
+  for (const auto& b : kX86Bad)
+    if (b.op == op) return &b;
+  return nullptr;
+}
 
 // The kernel's nop table (asm/nops.h, 64-bit), index = length.
 constexpr std::array<std::array<uint8_t, 8>, 9> kX86Nops = {{
@@ -98,10 +121,61 @@ bool is_legacy_prefix(uint8_t b) {
   }
 }
 
+// The branch the kernel's branch_setup_xol_ops() takes an opcode byte for, if any.
+std::string_view x86_branch_name(uint8_t op) {
+  static constexpr std::string_view kJcc[16] = {"jo", "jno", "jb", "jae", "je", "jne", "jbe", "ja",
+                                                "js", "jns", "jp", "jnp", "jl", "jge", "jle", "jg"};
+  if (op >= 0x70 && op <= 0x7f) return kJcc[op - 0x70];
+  if (op == 0xe8) return "call";
+  if (op == 0xe9 || op == 0xeb) return "jmp";
+  return "";
+}
+
+// The instruction's opcode as the kernel's decoder sees it.
+struct X86Opcode {
+  std::size_t at = 0;             // where the opcode byte is
+  uint8_t op = 0;                 // OPCODE1: the first opcode byte
+  std::string_view escape{};      // "VEX" or "EVEX": `op` is the byte after that prefix
+  uint8_t rex = 0;
+  bool legacy = false;            // any legacy prefix
+  bool has_66 = false;
+  std::string_view bad_prefix{};  // the first prefix the kernel refuses: why
+};
+
+// nullopt when the bytes end before the opcode.
+std::optional<X86Opcode> x86_opcode(std::span<const uint8_t> code) {
+  X86Opcode o;
+  std::size_t i = 0;
+  for (; i < code.size() && is_legacy_prefix(code[i]); i++) {
+    const uint8_t p = code[i];
+    o.legacy = true;
+    if (p == 0x66) o.has_66 = true;
+    if (!o.bad_prefix.empty()) continue;
+    if (p == 0xf0) o.bad_prefix = "lock prefix";
+    if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e) o.bad_prefix = "es/cs/ss/ds segment prefix";
+  }
+  if (i < code.size() && (code[i] & 0xf0) == 0x40) o.rex = code[i++];
+  if (i >= code.size()) return std::nullopt;
+  // In 64-bit mode c5 and c4 always start a 2- and 3-byte VEX prefix, 62 a 4-byte EVEX one.
+  std::size_t prefix = code[i] == 0xc5 ? 2 : code[i] == 0xc4 ? 3 : code[i] == 0x62 ? 4 : 0;
+  if (prefix) {
+    o.escape = code[i] == 0x62 ? "EVEX" : "VEX";
+    i += prefix;
+    if (i >= code.size()) return std::nullopt;
+  }
+  o.at = i;
+  o.op = code[i];
+  return o;
+}
+
 InsnInfo classify_x86(std::span<const uint8_t> code, uint64_t file_offset) {
   auto single = [&](std::string name) { return InsnInfo{InsnClass::SingleStepped, std::move(name), ""}; };
-  auto rejected = [&](std::string why) { return InsnInfo{InsnClass::Rejected, hex_bytes(code, 4), std::move(why)}; };
-  if (code.empty()) return rejected("no bytes at this offset");
+  auto rejected = [&](std::string why, int errno_value = kEnotsupp) {
+    return InsnInfo{.cls = InsnClass::Rejected, .insn = hex_bytes(code, 4), .why = std::move(why),
+                    .kernel_errno = errno_value};
+  };
+  // uprobe_register() refuses an offset past the file's end.
+  if (code.empty()) return rejected("no bytes at this offset", EINVAL);
 
   // The kernel's own nops, matched as whole instructions from the first byte.
   for (std::size_t len = 1; len < kX86Nops.size(); len++) {
@@ -114,48 +188,48 @@ InsnInfo classify_x86(std::span<const uint8_t> code, uint64_t file_offset) {
     return {InsnClass::Emulated, "nop5", "crosses a page: not optimized"};
   }
 
-  std::size_t i = 0;
-  bool has_66 = false, legacy = false;
-  for (; i < code.size() && is_legacy_prefix(code[i]); i++) {
-    uint8_t p = code[i];
-    legacy = true;
-    if (p == 0x66) has_66 = true;
-    if (p == 0xf0) return rejected("lock prefix");
-    if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e) return rejected("es/cs/ss/ds segment prefix");
+  // The kernel's decoder fails on an instruction cut short (ENOEXEC).
+  const std::optional<X86Opcode> o = x86_opcode(code);
+  if (!o) return rejected("truncated instruction", ENOEXEC);
+  if (!o->bad_prefix.empty()) return rejected(std::string(o->bad_prefix));
+  const uint8_t op = o->op;
+  const std::size_t i = o->at;
+  if (!o->escape.empty()) {
+    const std::string name = o->escape == "VEX" ? "vex " : "evex ";
+    if (const BadOpcode* b = bad_opcode(op))
+      return rejected(std::string(o->escape) + " opcode " + hex_bytes(code.subspan(i), 1) +
+                      ", which the kernel looks up in its one-byte table: " + std::string(b->why));
+    if (std::string_view branch = x86_branch_name(op); !branch.empty())
+      return rejected(std::string(o->escape) + " opcode " + hex_bytes(code.subspan(i), 1) +
+                          ": the kernel would emulate it as a " + std::string(branch) + " and skip the instruction",
+                      0);
+    return single(name + hex_bytes(code, 4));
   }
-  uint8_t rex = 0;
-  if (i < code.size() && (code[i] & 0xf0) == 0x40) rex = code[i++];
-  if (i >= code.size()) return rejected("truncated instruction");
-  uint8_t op = code[i];
-
-  // VEX (c4, c5): opcodes of the 0f maps, all of which the kernel's table lets through.
-  if (op == 0xc4 || op == 0xc5) return single("vex " + hex_bytes(code, 4));
 
   if (op == 0x0f) {
-    if (i + 1 >= code.size()) return rejected("truncated instruction");
+    if (i + 1 >= code.size()) return rejected("truncated instruction", ENOEXEC);
     uint8_t op2 = code[i + 1];
     if (op2 >= 0x80 && op2 <= 0x8f) {
-      if (has_66) return rejected("branch with a 66 prefix");
+      if (o->has_66) return rejected("branch with a 66 prefix");
       return {InsnClass::Emulated, "jcc rel32", ""};
     }
-    if (op2 == 0x1e && i + 2 < code.size() && code[i + 2] == 0xfa && legacy && code[0] == 0xf3)
+    if (op2 == 0x1e && i + 2 < code.size() && code[i + 2] == 0xfa && o->legacy && code[0] == 0xf3)
       return single("endbr64");
     return single(hex_bytes(code, 4));
   }
 
-  for (const auto& b : kX86Bad)
-    if (b.op == op) return rejected(std::string(b.why));
+  if (const BadOpcode* b = bad_opcode(op)) return rejected(std::string(b->why));
   // mov to %ss masks interrupts for one instruction: never single-stepped.
   if (op == 0x8e && i + 1 < code.size() && ((code[i + 1] >> 3) & 7) == 2) return rejected("mov to %ss");
 
   if (op == 0x90) return {InsnClass::Emulated, code[0] == 0xf3 ? "pause" : "nop", ""};
-  if (op == 0xeb || op == 0xe9 || op == 0xe8 || (op >= 0x70 && op <= 0x7f)) {
-    if (has_66) return rejected("branch with a 66 prefix");
+  if (std::string_view branch = x86_branch_name(op); !branch.empty()) {
+    if (o->has_66) return rejected("branch with a 66 prefix");
     std::string name = op == 0xe8 ? "call rel32" : op == 0xeb ? "jmp rel8" : op == 0xe9 ? "jmp rel32" : "jcc rel8";
     return {InsnClass::Emulated, name, ""};
   }
-  if (op >= 0x50 && op <= 0x57 && !legacy && (rex == 0 || rex == 0x41))
-    return {InsnClass::Emulated, "push %" + std::string(kPushRegs[(op - 0x50) + (rex ? 8 : 0)]), ""};
+  if (op >= 0x50 && op <= 0x57 && !o->legacy && (o->rex == 0 || o->rex == 0x41))
+    return {InsnClass::Emulated, "push %" + std::string(kPushRegs[(op - 0x50) + (o->rex ? 8 : 0)]), ""};
 
   for (const auto& n : kX86Names)
     if (n.op == op) return single(std::string(n.name) + " (" + hex_bytes(code, 4) + ")");
@@ -185,6 +259,7 @@ constexpr A64Pattern kA64Simulated[] = {
 };
 
 constexpr uint32_t kA64SysregDaif = 0xda11;  // op0=3 op1=3 CRn=4 CRm=2 op2=1
+constexpr std::string_view kA64Exclusive = "exclusive or ordered load/store";
 
 // Returns "" when steppable, else why not.
 std::string_view a64_not_steppable(uint32_t insn, std::string& name) {
@@ -211,13 +286,18 @@ std::string_view a64_not_steppable(uint32_t insn, std::string& name) {
     return "literal load";
   }
   if ((insn & 0x1f000000) == 0x10000000) return "pc-relative address";
-  if ((insn & 0x3f000000) == 0x08000000) return "exclusive or ordered load/store";
+  if ((insn & 0x3f000000) == 0x08000000) return kA64Exclusive;
   return "";
 }
 
+// arch_uprobe_analyze_insn() (arch/arm64/kernel/probes/uprobes.c) answers EINVAL for a
+// misaligned offset and for every instruction arm_probe_decode_insn() rejects.
 InsnInfo classify_arm64(std::span<const uint8_t> code, uint64_t file_offset) {
-  if (file_offset % 4) return {InsnClass::Rejected, hex_bytes(code, 4), "offset not 4-byte aligned"};
-  if (code.size() < 4) return {InsnClass::Rejected, hex_bytes(code, 4), "no instruction at this offset"};
+  auto rejected = [&](std::string name, std::string_view why) {
+    return InsnInfo{.cls = InsnClass::Rejected, .insn = std::move(name), .why = std::string(why), .kernel_errno = EINVAL};
+  };
+  if (file_offset % 4) return rejected(hex_bytes(code, 4), "offset not 4-byte aligned");
+  if (code.size() < 4) return rejected(hex_bytes(code, 4), "no instruction at this offset");
   uint32_t insn = static_cast<uint32_t>(code[0]) | static_cast<uint32_t>(code[1]) << 8 |
                   static_cast<uint32_t>(code[2]) << 16 | static_cast<uint32_t>(code[3]) << 24;
   char word[16];
@@ -227,7 +307,12 @@ InsnInfo classify_arm64(std::span<const uint8_t> code, uint64_t file_offset) {
   if (why.empty()) return {InsnClass::SingleStepped, name.empty() ? std::string(word) : name, ""};
   for (const auto& p : kA64Simulated)
     if ((insn & p.mask) == p.value) return {InsnClass::Emulated, std::string(p.name), ""};
-  return {InsnClass::Rejected, name.empty() ? std::string(word) : name, std::string(why)};
+  InsnInfo out = rejected(name.empty() ? std::string(word) : name, why);
+  // A breakpoint between a load-exclusive and its store-exclusive clears the exclusive
+  // monitor on every hit, so the store fails and the loop retries forever: a site never
+  // moves past one.
+  out.keeps_site = why == kA64Exclusive;
+  return out;
 }
 
 // The kernel's two rule books (arch/x86/kernel/uprobes.c, arch/arm64/kernel/probes/)
@@ -254,6 +339,16 @@ Result<InsnInfo> classify_probe_site(const std::string& path, Arch arch, uint64_
   ssize_t n = ::pread(fd.get(), buf.data(), buf.size(), static_cast<off_t>(file_offset));
   if (n < 0) return err("insn: ", path, " at offset 0x", std::hex, file_offset, ": ", std::strerror(errno));
   return classify_insn(arch, std::span<const uint8_t>(buf.data(), static_cast<std::size_t>(n)), file_offset);
+}
+
+std::string errno_name(int errno_value) {
+  switch (errno_value) {
+    case kEnotsupp: return "ENOTSUPP";
+    case EINVAL: return "EINVAL";
+    case ENOEXEC: return "ENOEXEC";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    default: return "errno " + std::to_string(errno_value);
+  }
 }
 
 std::string describe(const InsnInfo& info) {

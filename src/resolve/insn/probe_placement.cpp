@@ -65,6 +65,21 @@ std::optional<std::set<uint64_t>> jump_table_targets(const std::vector<DecodedIn
   return targets;
 }
 
+// Why nothing may land in the stretch (+0, +site] the probe no longer covers; "" when
+// nothing can.
+std::string stretch_blocker(const InsnDecoder& decoder, const PlacementInput& in, std::size_t site) {
+  const uint64_t lo = in.function_vaddr, hi = in.function_vaddr + site;
+  if (in.branch_targets_in && in.branch_targets_in(lo, hi))
+    return "a branch of the file targets an instruction in (+0, +" + hex(site) + "]";
+  std::vector<DecodedInsn> insns;
+  decoder.each(in.code, in.function_vaddr, [&](const DecodedInsn& i) { insns.push_back(i); });
+  auto tables = jump_table_targets(insns, in);
+  if (!tables) return "it jumps through a register or memory, and no jump table of it can be read";
+  for (uint64_t t : *tables)
+    if (t > lo && t <= hi) return "its jump table targets +" + hex(t - lo);
+  return "";
+}
+
 }  // namespace
 
 Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
@@ -77,6 +92,18 @@ Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
     out.kept_because = std::move(why);
     return out;
   };
+  // A refused first instruction is no site at all: the first instruction the kernel
+  // probes (but a return, where the calls would take no time) will do when no emulated
+  // one is in reach, and what the skipped instructions write to memory matters only to
+  // a probe that reads memory.
+  const bool refused = out.at_symbol.cls == InsnClass::Rejected;
+  struct Candidate {
+    std::size_t at;
+    InsnInfo info;
+    std::string skipped;
+  };
+  std::optional<Candidate> fast_site, fallback;
+  std::string blocked;
 
   // A return probe replaces the return address where the entry holds it: in arm64's
   // x30, which the skipped instructions must then leave alone (x86-64 has it on the stack).
@@ -84,52 +111,63 @@ Placement place_entry(const InsnDecoder& decoder, const PlacementInput& in) {
   const uint64_t lr_bit = in.has_return_probe && info.link_reg >= 0 ? 1ull << info.link_reg : 0;
   std::string skipped;
   std::size_t at = 0;
-  std::optional<std::size_t> site;
   for (std::size_t n = 0; n <= kMaxSkipped && at < in.code.size(); n++) {
     auto insn = decoder.decode(in.code.subspan(at), in.function_vaddr + at);
-    if (!insn) return keep("+" + hex(at) + " does not decode");
-    if (at > 0) {
-      InsnInfo here = classify_insn(arch, in.code.subspan(at), in.function_file_offset + at);
-      if (fast(here.cls)) {
-        out.at_site = here;
-        site = at;
-        break;
-      }
+    if (!insn) {
+      blocked = "+" + hex(at) + " does not decode";
+      break;
     }
-    if (n == kMaxSkipped || at + insn->length > kWindowBytes)
-      return keep("no emulated or optimized instruction within " + std::to_string(kMaxSkipped) + " instructions");
+    InsnInfo here = classify_insn(arch, in.code.subspan(at), in.function_file_offset + at);
+    if (at > 0 && fast(here.cls)) {
+      fast_site = Candidate{at, here, skipped};
+      break;
+    }
+    if (at > 0 && refused && !fallback && here.cls != InsnClass::Rejected && !insn->is_return)
+      fallback = Candidate{at, here, skipped};
     const std::string what = "+" + hex(at) + " " + insn->text;
-    if (insn->changes_flow) return keep(what + " changes control flow");
-    if (decoder.writes_sp(*insn)) return keep(what + " writes the stack pointer");
-    if (insn->writes_memory) return keep(what + " writes memory");
-    if (uint64_t w = insn->regs_written & in.regs_read)
-      return keep(what + " writes " + reg_names(arch, w) + ", which the probe reads");
-    if (insn->regs_written & lr_bit)
-      return keep(what + " writes %" + std::string(find_reg_by_perf_index(info, info.link_reg)->name) +
-                  ", the return address that the return probe replaces");
+    if (n == kMaxSkipped || at + insn->length > kWindowBytes)
+      blocked = "no emulated or optimized instruction within " + std::to_string(kMaxSkipped) + " instructions";
+    else if (here.keeps_site)
+      blocked = what + " must not be separated from what follows it (" + here.why + ")";
+    else if (insn->changes_flow)
+      blocked = what + " changes control flow";
+    else if (decoder.writes_sp(*insn))
+      blocked = what + " writes the stack pointer";
+    else if (insn->writes_memory && (!refused || in.reads_memory))
+      blocked = what + " writes memory";
+    else if (uint64_t w = insn->regs_written & in.regs_read)
+      blocked = what + " writes " + reg_names(arch, w) + ", which the probe reads";
+    else if (insn->regs_written & lr_bit)
+      blocked = what + " writes %" + std::string(find_reg_by_perf_index(info, info.link_reg)->name) +
+                ", the return address that the return probe replaces";
+    if (!blocked.empty()) break;
     skipped += (skipped.empty() ? "" : "; ") + insn->text;
     at += insn->length;
   }
-  if (!site) return keep("no emulated or optimized instruction within the function");
+  if (!fast_site && !fallback && blocked.empty())
+    blocked = "no emulated or optimized instruction within the function";
 
-  // Nothing may land inside the stretch the probe no longer covers.
-  const uint64_t lo = in.function_vaddr, hi = in.function_vaddr + *site;
-  if (in.branch_targets_in && in.branch_targets_in(lo, hi))
-    return keep("a branch of the file targets an instruction in (+0, +" + hex(*site) + "]");
-  std::vector<DecodedInsn> insns;
-  decoder.each(in.code, in.function_vaddr, [&](const DecodedInsn& i) { insns.push_back(i); });
-  auto tables = jump_table_targets(insns, in);
-  if (!tables) return keep("it jumps through a register or memory, and no jump table of it can be read");
-  for (uint64_t t : *tables)
-    if (t > lo && t <= hi) return keep("its jump table targets +" + hex(t - lo));
-  out.offset = *site;
-  out.skipped = skipped;
-  return out;
+  // The emulated site if nothing lands in the stretch it skips, else the nearer fallback.
+  for (const auto* c : {&fast_site, &fallback}) {
+    if (!*c) continue;
+    std::string why = stretch_blocker(decoder, in, (*c)->at);
+    if (!why.empty()) {
+      blocked = why;
+      continue;
+    }
+    out.offset = (*c)->at;
+    out.at_site = (*c)->info;
+    out.skipped = (*c)->skipped;
+    return out;
+  }
+  return keep(blocked);
 }
 
 std::string describe_move(const Placement& p) {
   if (!p.moved()) return "";
-  return p.skipped + " (" + std::string(to_string(p.at_symbol.cls)) + ") -> +" + hex(p.offset);
+  const std::string cls = p.at_symbol.cls == InsnClass::Rejected ? "refused: " + p.at_symbol.why
+                                                                   : std::string(to_string(p.at_symbol.cls));
+  return p.skipped + " (" + cls + ") -> +" + hex(p.offset);
 }
 
 Status check_boundary(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t offset,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +37,7 @@ TEST(InsnClassX86, SingleSteppedByDefault) {
   EXPECT_EQ(x86({0x48, 0x50}).cls, InsnClass::SingleStepped);                // push with REX.W: not the emulated form
   EXPECT_EQ(x86({0x66, 0x50}).cls, InsnClass::SingleStepped);                // pushw %ax
   EXPECT_EQ(x86({0x0f, 0x05}).cls, InsnClass::SingleStepped);                // syscall: every 0f xx passes the table
-  EXPECT_EQ(x86({0xc5, 0xf8, 0x77}).cls, InsnClass::SingleStepped);          // vzeroupper (VEX)
+  EXPECT_EQ(x86({0xc5, 0xfd, 0xda, 0xc1}).cls, InsnClass::SingleStepped);    // vpminub %ymm1,%ymm0,%ymm0 (VEX)
   InsnInfo endbr = x86({0xf3, 0x0f, 0x1e, 0xfa});
   EXPECT_EQ(endbr.cls, InsnClass::SingleStepped);
   EXPECT_EQ(endbr.insn, "endbr64");
@@ -84,6 +85,36 @@ TEST(InsnClassX86, RefusedInstructions) {
   EXPECT_EQ(x86({0x66, 0xe8, 0x00, 0x00}).why, "branch with a 66 prefix");
   EXPECT_EQ(x86({0x06}).cls, InsnClass::Rejected);                           // push %es: invalid in 64-bit mode
   EXPECT_EQ(classify_insn(Arch::X86_64, {}, 0).cls, InsnClass::Rejected);
+  EXPECT_EQ(x86({0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00}).why, "es/cs/ss/ds segment prefix");  // cs nopw: padding
+  // What the kernel answers: ENOTSUPP, which <errno.h> does not name.
+  EXPECT_EQ(x86({0xf0, 0xff, 0x00}).kernel_errno, 524);
+  EXPECT_EQ(errno_name(524), "ENOTSUPP");
+  EXPECT_EQ(x86({0xf4}).kernel_errno, 524);
+}
+
+// A VEX or EVEX instruction: the kernel looks its opcode byte up in the one-byte table
+// (refused where that byte is refused), and takes it for a branch where that byte is a
+// branch's (taken by the kernel, refused by uprof: kernel_errno 0).
+TEST(InsnClassX86, VexOpcodesAsTheKernelSeesThem) {
+  InsnInfo vmovd = x86({0xc5, 0xf9, 0x6e, 0xc6});  // vmovd %esi,%xmm0: 6e is outs
+  EXPECT_EQ(vmovd.cls, InsnClass::Rejected);
+  EXPECT_EQ(vmovd.kernel_errno, 524);
+  EXPECT_EQ(vmovd.why, "VEX opcode 6e, which the kernel looks up in its one-byte table: ins/outs");
+  EXPECT_EQ(x86({0xc4, 0xc1, 0x7e, 0x6f, 0x06}).kernel_errno, 524);        // vmovdqu (%r14),%ymm0
+  EXPECT_EQ(x86({0xc5, 0xf9, 0xef, 0xc0}).kernel_errno, 524);              // vpxor: ef is out
+  EXPECT_EQ(x86({0x62, 0xf1, 0xfe, 0x48, 0x6f, 0x06}).kernel_errno, 524);  // vmovdqu64 (EVEX)
+  InsnInfo vpcmpeqb = x86({0xc5, 0xf9, 0x74, 0xc0});  // 74 is je's
+  EXPECT_EQ(vpcmpeqb.cls, InsnClass::Rejected);
+  EXPECT_EQ(vpcmpeqb.kernel_errno, 0);
+  EXPECT_EQ(vpcmpeqb.why, "VEX opcode 74: the kernel would emulate it as a je and skip the instruction");
+  EXPECT_NE(x86({0xc5, 0xfd, 0xeb, 0xc1}).why.find("as a jmp"), std::string::npos);   // vpor
+  EXPECT_NE(x86({0xc5, 0xf9, 0xe8, 0xc1}).why.find("as a call"), std::string::npos);  // vpsubsb
+  EXPECT_EQ(x86({0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xc6}).kernel_errno, 0);     // vpbroadcastb (EVEX): 7a, jp
+  // vzeroupper (c5 f8 77) is taken for a ja: measured, the upper halves stay as they were.
+  EXPECT_EQ(x86({0xc5, 0xf8, 0x77}).cls, InsnClass::Rejected);
+  EXPECT_EQ(x86({0xc5, 0xf9, 0x7e, 0xc0}).cls, InsnClass::Rejected);        // vmovd %xmm0,%eax: 7e, jle
+  EXPECT_EQ(x86({0xc5, 0xfd, 0xda, 0xc1}).cls, InsnClass::SingleStepped);   // vpminub: da is no branch
+  EXPECT_EQ(x86({0x66, 0x0f, 0x38, 0x00, 0xc1}).cls, InsnClass::SingleStepped);  // pshufb: 0f passes
 }
 
 TEST(InsnClassArm64, SteppableInstructionsAreSingleStepped) {
@@ -122,6 +153,11 @@ TEST(InsnClassArm64, RefusedInstructions) {
   EXPECT_EQ(a64(0xd503207f).cls, InsnClass::Rejected);  // wfi
   EXPECT_EQ(a64(0xd65f0bff).cls, InsnClass::Rejected);  // retaa: a branch the kernel does not simulate
   EXPECT_EQ(a64(0xd503201f, 0x1002).why, "offset not 4-byte aligned");
+  EXPECT_EQ(a64(0xc85f7c20).kernel_errno, EINVAL);
+  EXPECT_EQ(a64(0xd503201f, 0x1002).kernel_errno, EINVAL);
+  // A probe never moves past an exclusive (probe_placement.h); a literal load is fine to pass.
+  EXPECT_TRUE(a64(0xc85f7c20).keeps_site);
+  EXPECT_FALSE(a64(0x58000040).keeps_site);
 }
 
 TEST(InsnClass, ReadsTheProbedFile) {

@@ -16,6 +16,7 @@ struct Fn {
   uint64_t regs_read = 0;
   bool ret = true;
   std::vector<uint64_t> targets{};  // direct branch targets elsewhere in the file
+  bool reads_memory = false;
 };
 
 Placement place(Arch arch, const Fn& f) {
@@ -27,6 +28,7 @@ Placement place(Arch arch, const Fn& f) {
   in.code = f.code;
   in.regs_read = f.regs_read;
   in.has_return_probe = f.ret;
+  in.reads_memory = f.reads_memory;
   in.branch_targets_in = [&](uint64_t lo, uint64_t hi) {
     for (uint64_t t : f.targets)
       if (t > lo && t <= hi) return true;
@@ -103,6 +105,49 @@ TEST(ProbePlacement, Arm64BtiToASimulatedBranchButNotPastPaciasp) {
   EXPECT_FALSE(keep.moved());
   EXPECT_NE(keep.kept_because.find("x30"), std::string::npos) << keep.kept_because;
   EXPECT_EQ(place(Arch::Arm64, {pac_cbz, 0, false}).offset, 4u);  // entry only: nothing reads x30
+}
+
+// A refused first instruction (insn_class.h) is no site at all: the probe goes to the
+// first instruction the kernel takes, single-stepped or not, past a memory write too when
+// the probe reads no memory.
+TEST(ProbePlacement, PastARefusedFirstInstruction) {
+  // lock decl (%rdi); jne +0xb; xor %eax,%eax; ret: libc's pthread_spin_lock
+  const std::vector<uint8_t> spin{0xf0, 0xff, 0x0f, 0x75, 0x0b, 0x31, 0xc0, 0xc3};
+  auto p = place(Arch::X86_64, {spin, reg(Arch::X86_64, "di")});
+  EXPECT_EQ(p.offset, 3u);
+  EXPECT_EQ(p.at_symbol.cls, InsnClass::Rejected);
+  EXPECT_EQ(describe_move(p), "lock decl (%rdi) (refused: lock prefix) -> +0x3");
+  // a probe that reads memory (a string at %rdi) would read what the decrement wrote
+  auto reads = place(Arch::X86_64, {spin, reg(Arch::X86_64, "di"), true, {}, true});
+  EXPECT_FALSE(reads.moved());
+  EXPECT_NE(reads.kept_because.find("writes memory"), std::string::npos) << reads.kept_because;
+  // lock incl (%rdi); mov (%rdi),%eax; ret: to a single-stepped instruction
+  auto stepped = place(Arch::X86_64, {{0xf0, 0xff, 0x07, 0x8b, 0x07, 0xc3}});
+  EXPECT_EQ(stepped.offset, 3u);
+  EXPECT_EQ(stepped.at_site.cls, InsnClass::SingleStepped);
+  // vmovd %esi,%xmm0; mov %rdi,%rax: past a VEX instruction the kernel refuses
+  EXPECT_EQ(place(Arch::X86_64, {{0xc5, 0xf9, 0x6e, 0xc6, 0x48, 0x89, 0xf8, 0xc3}}).offset, 4u);
+  // ...nor onto the function's return: lock incl (%rdi); ret
+  auto ret = place(Arch::X86_64, {{0xf0, 0xff, 0x07, 0xc3}});
+  EXPECT_FALSE(ret.moved());
+  // ...nor onto a branch target
+  auto target = place(Arch::X86_64, {{0xf0, 0xff, 0x07, 0x8b, 0x07, 0xc3}, 0, true, {0x1003}});
+  EXPECT_FALSE(target.moved());
+}
+
+TEST(ProbePlacement, NeverBetweenALoadExclusiveAndItsStore) {
+  auto word = [](uint32_t w) {
+    return std::vector<uint8_t>{uint8_t(w), uint8_t(w >> 8), uint8_t(w >> 16), uint8_t(w >> 24)};
+  };
+  // ldaxr w1, [x0]; cbnz w1, ...; stxr w2, w3, [x0]: the cbnz is simulated, but a
+  // breakpoint there clears the exclusive monitor and the stxr fails every time
+  auto code = cat(cat(word(0x885ffc01), word(0x35000061)), word(0x88027c03));
+  auto p = place(Arch::Arm64, {code});
+  EXPECT_FALSE(p.moved());
+  EXPECT_NE(p.kept_because.find("must not be separated"), std::string::npos) << p.kept_because;
+  // the same behind a bti c, which alone would move
+  auto bti = place(Arch::Arm64, {cat(word(0xd503245f), code)});
+  EXPECT_FALSE(bti.moved());
 }
 
 TEST(InsnBoundary, MidInstructionOffsetsAreRefusedWithTheNearestBoundaries) {

@@ -11,6 +11,8 @@
 //                                the bounds of its own FDE in the call frame information
 //   an indirect jump             could be a tail call or a switch: the exits cannot all
 //                                be seen, and the function gets none (`blocker`)
+//   an exit the kernel refuses   (insn_class.h: `bnd ret` passes, a cs-prefixed jump
+//     to probe                   does not) the function gets none (`blocker`)
 //
 // At every exit the stack pointer is what it was at the entry (x86-64: it points at
 // the return address again; arm64: the frame is popped), which is how pairing tells

@@ -4,16 +4,22 @@
 // stack pointer, at a fifth of the cost.
 //
 // The site moves forward from the symbol past instructions ("skipped") only when
-//   - the symbol's instruction is single-stepped (or refused by the kernel);
+//   - the symbol's instruction is single-stepped, or refused (insn_class.h: then the
+//     site is the first instruction the kernel probes, whatever its class);
 //   - no skipped instruction changes control flow, writes the stack pointer or
 //     memory, or writes a register the probe reads (so every value the probe captures,
 //     bound at the entry, reads the same bits at the new site; on arm64 with a return
-//     probe the link register x30 is read too: paciasp blocks the move);
+//     probe the link register x30 is read too: paciasp blocks the move). Past a refused
+//     instruction, a memory write only blocks a probe that reads memory (a string, a
+//     stack value): `lock decl (%rdi); jne` is probed at the jne;
+//   - no skipped instruction is one a probe must stay before (arm64's load-exclusive: a
+//     breakpoint before its store-exclusive makes the store fail every time);
 //   - nothing can jump into the skipped stretch: no direct branch or call of the file
 //     targets an offset in (start, site], and neither does an entry of a jump table of
 //     the function; a function with an indirect jump whose table cannot be read stays;
-//   - the new site's instruction is emulated or optimized, within kMaxSkipped
-//     instructions and kWindowBytes bytes of the symbol.
+//   - the new site's instruction is emulated or optimized (past a refused one: any the
+//     kernel probes but a return, where the calls would take no time), within
+//     kMaxSkipped instructions and kWindowBytes bytes of the symbol.
 // Pure: the code, the branch targets and the jump-table reader come in as data.
 #pragma once
 
@@ -39,6 +45,7 @@ struct PlacementInput {
   uint64_t function_file_offset = 0;
   std::span<const uint8_t> code;  // the whole function's bytes, from its symbol
   uint64_t regs_read = 0;         // perf-index bits of the registers the entry values read
+  bool reads_memory = false;      // an entry value is read from memory (a string, a stack slot)
   bool has_return_probe = false;
   // Whether any direct branch or call of the file targets an address in (lo, hi].
   std::function<bool(uint64_t lo, uint64_t hi)> branch_targets_in;
