@@ -23,7 +23,7 @@ TEST_P(BufferSize, TheSmallestStillRecordsEveryCallInTimeOrder) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string out = dir.file("u.data");
-  auto r = run({uprof_binary(), "record", "--engine", GetParam(), "--no-calibrate", "--buffer-size", "1M", "-o", out,
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--no-calibrate", "--buffer-size", "1M", "-o", out,
                 "-e", "add %di", "--", fixture("x86_64", "workload"), "threads", "4", "50000"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("uprof: 400,000 events recorded, 0 lost (kernel counted 400,000)"), std::string::npos) << r.err;

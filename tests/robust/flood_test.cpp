@@ -77,7 +77,7 @@ TEST_P(Flood, SigintOrSigtermDuringAFloodEndsTheRecordingAndTheFileIsWhole) {
   for (int sig : {SIGINT, SIGTERM}) {
     const std::string out = dir.file(std::string("flood-") + std::to_string(sig) + ".data");
     Child flood({fixture("x86_64", "workload"), "mallocs", "2", "120000"});
-    Child rec({uprof_binary(), "record", "--engine", GetParam(), "--no-calibrate", "-a", "-o", out, "-e",
+    Child rec({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--no-calibrate", "-a", "-o", out, "-e",
                "libc:malloc"});
     ASSERT_TRUE(recording_started(out, rec)) << rec.err();
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the flood has filled the ring by now
@@ -98,7 +98,7 @@ TEST_P(Flood, SigintDuringAFloodOfTheLaunchedWorkload) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
   const std::string out = dir.file("u.data");
-  Child rec({uprof_binary(), "record", "--engine", GetParam(), "--no-calibrate", "-o", out, "-e", "add %di", "--",
+  Child rec({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--no-calibrate", "-o", out, "-e", "add %di", "--",
              fixture("x86_64", "workload"), "spin", "2", "120000"});
   ASSERT_TRUE(recording_started(out, rec)) << rec.err();
   std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -119,7 +119,7 @@ TEST_P(Flood, DurationEndsAFlood) {
   const std::string out = dir.file("u.data");
   Child flood({fixture("x86_64", "workload"), "mallocs", "2", "120000"});
   const auto t0 = Clock::now();
-  Child rec({uprof_binary(), "record", "--engine", GetParam(), "--no-calibrate", "-a", "--duration", "1", "-o", out,
+  Child rec({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach", test::attach_of(GetParam()), "--no-calibrate", "-a", "--duration", "1", "-o", out,
              "-e", "libc:malloc"});
   auto st = rec.wait_for(std::chrono::seconds(1) + 2 * kStopBound);
   const double took = seconds_since(t0);
