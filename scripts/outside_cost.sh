@@ -13,7 +13,8 @@
 # FUNC (malloc+free of 32 bytes, or qsort of 4 ints) for SECONDS and prints ns per call;
 # then uprof is stopped with SIGINT. Paths: none (no uprof), bpf links (with uprobe
 # sessions where the kernel has them: the entry trap runs the program, which declines
-# the return), bpf events (one uprobe-PMU event per probe, for every process: entry and
+# the return), bpf links -p (the recording attached to another process with -p: the
+# links' pid filter keeps the breakpoints out of this one), bpf events (one uprobe-PMU event per probe, for every process: entry and
 # return trap), perf (per-task perf events: no breakpoint in other processes).
 # Environment: UPROF (default build/uprof). Needs root and cc.
 set -euo pipefail
@@ -54,7 +55,7 @@ int main(int argc, char **argv) {
 }
 C
 cc -O2 -o "$OUT/loop" "$OUT/loop.c"
-PATHS="none bpf-links bpf-events perf"
+PATHS="none bpf-links bpf-links-p bpf-events perf"
 declare -A res
 for rep in $(seq "$REPS"); do
   for p in $PATHS; do
@@ -62,18 +63,26 @@ for rep in $(seq "$REPS"); do
     case $p in
       none) ;;
       bpf-links) rec="--engine bpf --attach links" ;;
+      bpf-links-p) rec="--engine bpf --attach links" ;;
       bpf-events) rec="--engine bpf --attach events" ;;
       perf) rec="--engine perf" ;;
     esac
     if [ -n "$rec" ]; then
       # shellcheck disable=SC2086
-      "$UPROF" record --no-calibrate --no-args $rec -o "$OUT/rec-$p.data" -e "$FUNC" -- sleep 30 \
-        2>"$OUT/rec-$p.log" &
+      if [ "$p" = bpf-links-p ]; then
+        sleep 30 & spid=$!
+        "$UPROF" record --no-calibrate --no-args $rec -o "$OUT/rec-$p.data" -e "$FUNC" -p "$spid" \
+          2>"$OUT/rec-$p.log" &
+      else
+        "$UPROF" record --no-calibrate --no-args $rec -o "$OUT/rec-$p.data" -e "$FUNC" -- sleep 30 \
+          2>"$OUT/rec-$p.log" &
+      fi
       upid=$!
       sleep 2
     fi
     ns=$("$OUT/loop" "$SECS" "$FUNC")
     if [ -n "$rec" ]; then kill -INT "$upid"; wait "$upid" || true; fi
+    if [ "$p" = bpf-links-p ]; then kill "$spid"; wait "$spid" 2>/dev/null || true; fi
     res[$p]="${res[$p]:-} $ns"
     echo "rep $rep $p: $ns ns per call" >&2
   done
