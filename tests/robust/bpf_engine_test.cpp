@@ -115,9 +115,9 @@ TEST(BpfEngine, NothingStaysInTheKernelAfterExitErrorCtrlCOrSigkill) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       live = uprof_bpf_objects();
     }
-    // The multi-uprobe and session programs, fork, exit, exec and rename; one session
-    // link for slow_add's entry and return, one link per tracepoint.
-    EXPECT_EQ(live.programs, 6) << "while recording";
+    // The session program, fork, exit, exec and rename; one session link for
+    // slow_add's entry and return, one link per tracepoint.
+    EXPECT_EQ(live.programs, 5) << "while recording";
     EXPECT_GE(live.links, 5) << "while recording";
     ::kill(rec.pid(), sig);
     rec.wait();

@@ -299,12 +299,20 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
     bpf_program__set_autoload(prog, wanted);
     if (wanted && attach_type) bpf_program__set_expected_attach_type(prog, static_cast<bpf_attach_type>(attach_type));
   };
+  // Each program costs a verification (~0.1 s here): only those the links use.
+  const std::vector<LinkPlan> planned = how.links ? plan_uprobe_links(plan, texts, how.sessions)
+                                                  : std::vector<LinkPlan>{};
+  auto links_use = [&](bool session, bool text) {
+    return std::any_of(planned.begin(), planned.end(), [&](const LinkPlan& l) {
+      return (l.kind == LinkKind::Sessions) == session && l.text == text;
+    });
+  };
   load(skel->progs.uprof_hit, !how.links, 0);
   load(skel->progs.uprof_hit_text, !how.links && any_text, 0);
-  load(skel->progs.uprof_multi, how.links, how.types.multi);
-  load(skel->progs.uprof_multi_text, how.links && any_text, how.types.multi);
-  load(skel->progs.uprof_session, how.sessions, how.types.session);
-  load(skel->progs.uprof_session_text, how.sessions && any_text, how.types.session);
+  load(skel->progs.uprof_multi, links_use(false, false), how.types.multi);
+  load(skel->progs.uprof_multi_text, links_use(false, true), how.types.multi);
+  load(skel->progs.uprof_session, links_use(true, false), how.types.session);
+  load(skel->progs.uprof_session_text, links_use(true, true), how.types.session);
   if (int rc = uprof_capture__load(skel.get()); rc != 0)
     return err(libbpf_error("bpf engine: loading the BPF programs", rc));
   for (uint32_t i = 0; i < table.size(); i++)
@@ -323,7 +331,6 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
                           .sessions = fd_of(skel->progs.uprof_session),
                           .sessions_text = fd_of(skel->progs.uprof_session_text),
                           .types = how.types};
-    const std::vector<LinkPlan> planned = plan_uprobe_links(plan, texts, how.sessions);
     UPROF_ASSIGN(AttachedLinks attached, attach_uprobe_links(planned, programs, how.pid_filter));
     if (attached.links.empty() && !attached.refused.empty())
       return err("bpf engine: ", refused_site_note(plan, attached.refused.front()),
