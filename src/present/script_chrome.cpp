@@ -82,10 +82,10 @@ class ChromeSink final : public ScriptSink {
     w.field("name", std::to_string(e.lost) + " samples lost");
     w.field("cat", "lost");
     w.field("ph", "i");
-    w.field("s", "g");
+    w.field("s", e.tid ? "t" : "g");  // one thread's loss, or any thread's
     w.field("ts", us(e.time));
-    w.field("pid", 0);
-    w.field("tid", 0);
+    w.field("pid", e.pid);
+    w.field("tid", e.tid);
     w.end_object();
     emit(w.str());
   }
