@@ -150,6 +150,7 @@ class BpfEngine final : public CaptureEngine {
       UPROF_ASSIGN(int n, pass());
       if (n == 0) break;
     }
+    push_unmarked_losses(order);
     UPROF_TRY(order.flush_all(sink.write));
     order_ = nullptr;
 
@@ -185,6 +186,20 @@ class BpfEngine final : public CaptureEngine {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
   }
 
+  // Threads that lost records and wrote none after (a note no record took,
+  // uprof_capture.bpf.c): their Lost events come last, when the recording stopped.
+  void push_unmarked_losses(EventOrderer& order) {
+    const int fd = bpf_map__fd(skel_->maps.lost_threads);
+    const uint64_t now = monotonic_ns();
+    const std::size_t lane = static_cast<std::size_t>(std::max(libbpf_num_possible_cpus(), 1));
+    uint32_t key = 0, next = 0;
+    for (const uint32_t* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+      uprof_bpf_lost note{};
+      if (bpf_map_lookup_elem(fd, &next, &note) == 0) order.push(lane, thread_lost_event(note.pid, next, now, note.records));
+      key = next;
+    }
+  }
+
   static int on_record(void* self_ptr, void* data, size_t size) {
     auto* self = static_cast<BpfEngine*>(self_ptr);
     auto e = self->converter_.convert(std::span(static_cast<const std::byte*>(data), size));
@@ -192,6 +207,7 @@ class BpfEngine final : public CaptureEngine {
       self->record_error_ = std::move(e).take_error();
       return -1;
     }
+    if (e->lost_before) self->order_->push(e->cpu, std::move(*e->lost_before));
     self->order_->push(e->cpu, std::move(e->event));
     return 0;
   }

@@ -32,6 +32,17 @@ Status take_strings(const ProbeCapture& probe, ByteReader& r, Event& e) {
 
 }  // namespace
 
+Event thread_lost_event(uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost) {
+  Event e;
+  e.kind = EventKind::Lost;
+  e.probe = UINT32_MAX;  // whichever of the thread's probes
+  e.pid = pid;
+  e.tid = tid;
+  e.time = time;
+  e.lost = lost;
+  return e;
+}
+
 BpfRecordConverter::BpfRecordConverter(const CapturePlan& plan) : plan_(plan), recorded_(plan.probes.size(), 0) {}
 
 Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) {
@@ -40,7 +51,8 @@ Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) 
   if (!h) return err("BPF record: ", record.size(), " bytes, shorter than its ", sizeof(uprof_bpf_record), "-byte header");
   if (h->nvalues > kMaxValues) return err("BPF record: ", unsigned{h->nvalues}, " values, more than ", kMaxValues);
   // A hit with strings carries every slot, then its text.
-  const std::size_t slots = h->kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
+  const uint8_t kind = h->kind & UPROF_BPF_KIND_MASK;
+  const std::size_t slots = kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
   auto values = r.bytes(slots * 8);
   if (!values)
     return err("BPF record: ", unsigned{h->nvalues}, " values need ", slots * 8,
@@ -51,7 +63,12 @@ Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) 
   e.pid = h->pid;
   e.tid = h->tid;
   e.time = h->time;
-  switch (h->kind) {
+  if (h->kind & UPROF_BPF_LOST_BEFORE) {
+    const uint32_t n = h->reserved >> 16;
+    out.lost_before = thread_lost_event(h->pid, h->tid, h->time, n);
+    lost_marked_ += n;
+  }
+  switch (kind) {
     case UPROF_BPF_HIT:
     case UPROF_BPF_HIT_TEXT: {
       if (h->probe >= plan_.probes.size())
@@ -67,7 +84,7 @@ Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) 
       for (std::size_t i = 0; i < e.nvalues; i++)
         if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
       e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
-      if (h->kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
+      if (kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
       missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
       finish_sample(probe, e);
       recorded_[h->probe]++;
@@ -91,7 +108,7 @@ Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) 
       break;
     }
     default:
-      return err("BPF record: unknown kind ", unsigned{h->kind});
+      return err("BPF record: unknown kind ", unsigned{kind});
   }
   return out;
 }
