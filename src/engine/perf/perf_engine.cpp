@@ -31,7 +31,7 @@ class PerfEngine final : public CaptureEngine {
     // merges them (drain/event_order.h says how late an event may be).
     EventOrderer order;
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
-      UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec));
+      UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec, ring));
       if (e) order.push(ring, std::move(*e));
       return ok();
     };
@@ -56,13 +56,17 @@ class PerfEngine final : public CaptureEngine {
       r.per_probe[i].dropped = converter_.lost_records()[i];
     }
     UPROF_ASSIGN(auto counts, events_.counts());
+    uint64_t counted = 0;
     for (const KernelCounts& c : counts) {
       if (c.probe >= r.per_probe.size()) continue;
       r.per_probe[c.probe].hits = c.hits;
       // The counter's figure when the kernel has one: PERF_RECORD_LOST misses the
       // drops at the end (the ring was still full when the workload ended).
       if (c.lost) r.per_probe[c.probe].dropped = *c.lost;
+      counted += c.lost.value_or(0);
     }
+    if (auto trailing = unreported_loss(counted, converter_.lost_reported(), monotonic_ns()))
+      UPROF_TRY(sink.write(*trailing));
     return r;
   }
 
