@@ -1,5 +1,7 @@
 #include "uprof/drain/event_order.h"
 
+#include <algorithm>
+
 namespace uprof {
 
 void EventOrderer::push(std::size_t ring, Event e) {
@@ -33,7 +35,9 @@ Status EventOrderer::emit_before(uint64_t limit, const Sink& sink) {
   }
 }
 
-Status EventOrderer::pass_ended(const Sink& sink) { return emit_before(prev_pass_start_, sink); }
+Status EventOrderer::pass_ended(const Sink& sink, uint64_t hold) {
+  return emit_before(std::min(prev_pass_start_, hold), sink);
+}
 
 Status EventOrderer::flush_all(const Sink& sink) { return emit_before(UINT64_MAX, sink); }
 

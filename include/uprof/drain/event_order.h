@@ -34,8 +34,10 @@ class EventOrderer {
   void push(std::size_t ring, Event e);
   // Call at the start of every drain pass with the clock's time then.
   void pass_started(uint64_t now);
-  // Call when the pass has ended: emits, in time order, what can no longer be overtaken.
-  Status pass_ended(const Sink& sink);
+  // Call when the pass has ended: emits, in time order, what can no longer be overtaken,
+  // and nothing at or after `hold` (a ring that may still owe an older event:
+  // engine/perf/ring_loss_watch.h).
+  Status pass_ended(const Sink& sink, uint64_t hold = UINT64_MAX);
   // Emits everything left (after the final pass).
   Status flush_all(const Sink& sink);
 

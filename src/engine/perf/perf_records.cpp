@@ -91,7 +91,6 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     e.time = ring_time(ring);
     e.lost_until = std::max(e.time, l.sample_id ? l.sample_id->time : last_time_);
     if (info.probe != kNoProbe) lost_records_[info.probe] += l.lost;
-    lost_reported_ += l.lost;
   }
   return Out{std::move(e)};
 }

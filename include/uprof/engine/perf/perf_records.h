@@ -46,9 +46,6 @@ class PerfRecordConverter {
   // were dropped.
   const std::vector<uint64_t>& recorded() const { return recorded_; }
   const std::vector<uint64_t>& lost_records() const { return lost_records_; }
-  // Every LOST record's count, the side band's too (which may include samples: the
-  // kernel tags LOST with the event that wrote next).
-  uint64_t lost_reported() const { return lost_reported_; }
   uint64_t samples() const { return samples_; }
   uint64_t missing_values() const { return missing_values_; }
 
@@ -65,15 +62,15 @@ class PerfRecordConverter {
   std::vector<uint64_t> recorded_, lost_records_;
   uint64_t& ring_time(std::size_t ring);
 
-  uint64_t samples_ = 0, missing_values_ = 0, lost_reported_ = 0;
+  uint64_t samples_ = 0, missing_values_ = 0;
   uint64_t start_time_ = 0;
   uint64_t last_time_ = 0;  // for records without a time of their own
   std::vector<uint64_t> ring_times_;  // per ring: the time of its last record
   std::vector<std::vector<RawSlot>> raw_layouts_;  // per probe
 };
 
-// Drops the kernel counted (PERF_FORMAT_LOST, `counted`) beyond what LOST records said
-// (`reported`): a ring still full when the recording stopped gets no LOST record
+// Drops the kernel counted (PERF_FORMAT_LOST, `counted`) beyond what the Lost events
+// said (`reported`): a ring still full when the recording stopped gets no LOST record
 // (docs/kernel-findings.md). Which ring, and since when, is not known: a Lost of every
 // thread at `time` (the end), so that the calls still open are cut, not "stopped".
 std::optional<Event> unreported_loss(uint64_t counted, uint64_t reported, uint64_t time);
