@@ -21,9 +21,10 @@
 // stays bounded by what `max_hold_ns` of events take: the caller reads what that CPU's
 // events dropped (PERF_FORMAT_LOST), and what no LOST record said yet becomes a Lost
 // event now, over the gap; the LOST record that comes later is absorbed. The counters
-// cannot see the drops of threads still running (an inherited event's drops reach its
-// parent's count when the thread exits): a ring that may have been more than half full
-// and is settled with none is given a Lost of unknown count all the same.
+// have been seen to fall short of what that LOST record then said (492 where it said
+// 494: the side band's task records are not in them), and say nothing before Linux 6.0:
+// a ring that may have been more than half full and is settled with none is given a
+// Lost of unknown count all the same.
 #pragma once
 
 #include <cstddef>
