@@ -79,7 +79,7 @@ class ChromeSink final : public ScriptSink {
   void on_lost(const Event& e) override {
     JsonWriter w;
     w.begin_object();
-    w.field("name", std::to_string(e.lost) + " samples lost");
+    w.field("name", (e.lost ? std::to_string(e.lost) : std::string("some")) + " samples lost");
     w.field("cat", "lost");
     w.field("ph", "i");
     w.field("s", e.tid ? "t" : "g");  // one thread's loss, or any thread's

@@ -106,7 +106,9 @@ class TextSink final : public ScriptSink {
   void on_lost(const Event& e) override {
     // Of every thread (a perf ring), or of one (the BPF engine's mark on its next record).
     const std::string whose = e.tid ? " of " + std::to_string(e.pid) + "/" + std::to_string(e.tid) : "";
-    push(e.time, seconds(e.time, ctx_.start) + "  LOST " + std::to_string(e.lost) + " samples" + whose + "\n");
+    // 0: a ring that may have dropped, whose count the kernel could not give (engine/perf/ring_loss_watch.h).
+    const std::string count = e.lost ? std::to_string(e.lost) : "some";
+    push(e.time, seconds(e.time, ctx_.start) + "  LOST " + count + " samples" + whose + "\n");
   }
   void on_paired() override {
     if (lines_.size() >= release_at_) release();
