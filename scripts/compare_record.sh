@@ -17,7 +17,9 @@
 #   -o DIR      where data files and results.tsv go (default BUILD_DIR/compare-record)
 #
 # Environment: BUILD_DIR (default build-perf), UPROF (a prebuilt uprof: skips the cmake
-# build; check_uprof_data still needs BUILD_DIR/libuprof_core.a), UPROF_ARGS (extra
+# build; check_uprof_data still needs BUILD_DIR/libuprof_core.a), UPROF_BASE (another
+# prebuilt uprof, e.g. main's, run beside it as uprof-base and uprof-perf-base: a change's
+# cost per hit, before and after, in one run), UPROF_ARGS (extra
 # `uprof record` options, e.g. "-m 1024"), PERF_ARGS (extra `perf record` options),
 # RUN_TIMEOUT (seconds per run, default 300), HOT_CFLAGS (default
 # "-O2 -g -fcf-protection=none"; "-O2 -g -fcf-protection=full" starts add_step with endbr64).
@@ -214,6 +216,10 @@ done
 
 # ---- runs --------------------------------------------------------------------------------
 TOOLS="none uprof uprof-events uprof-perf"
+if [ -n "${UPROF_BASE:-}" ]; then
+  [ -x "$UPROF_BASE" ] || die "UPROF_BASE=$UPROF_BASE is not executable"
+  TOOLS="$TOOLS uprof-base uprof-perf-base"
+fi
 [ "$PMU" = 1 ] && TOOLS="$TOOLS uprof-pmu"
 TOOLS="$TOOLS perf perf-stat"
 if [ "$BPF" = 1 ]; then
@@ -256,16 +262,17 @@ run_one() {  # rep class tool [n]
   case "$tool" in
     none)
       timeout -k 10 "$RUN_TIMEOUT" "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
-    uprof|uprof-events|uprof-perf|uprof-pmu)
+    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base)
       data=$base.uprof.data
-      local engine="--engine bpf --attach links"
+      local engine="--engine bpf --attach links" bin=$UPROF
       [ "$tool" = uprof-events ] && engine="--engine bpf --attach events"
-      [ "$tool" = uprof-perf ] && engine="--engine perf --backend tracefs"
+      case "$tool" in *-base) bin=$UPROF_BASE engine="--engine bpf" ;; esac
+      [ "${tool%-base}" = uprof-perf ] && engine="--engine perf --backend tracefs"
       [ "$tool" = uprof-pmu ] && engine="--engine perf --backend pmu"
       # --no-calibrate: the first run on a fresh boot would otherwise measure probe costs
       # first, which no other tool does (its CPU time would count in cmd_cpu_ms).
       # shellcheck disable=SC2086
-      timeout -k 10 "$RUN_TIMEOUT" "$UPROF" record --no-calibrate $engine $UPROF_ARGS \
+      timeout -k 10 "$RUN_TIMEOUT" "$bin" record --no-calibrate $engine $UPROF_ARGS \
         -e "add_$c %di %si \$retval" -o "$data" -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
     perf)
       data=$base.perf.data
@@ -314,7 +321,7 @@ run_one() {  # rep class tool [n]
   [ "$calls" = "$n" ] || status=fail
   local report_ms=""
   case "$tool" in
-    uprof|uprof-events|uprof-perf|uprof-pmu)
+    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base)
       if [ -f "$data" ]; then
         local chk
         chk=$(timeout 600 "$TB/check_uprof_data" "$data" "$n" 2>>"$err") || status=fail
@@ -404,6 +411,7 @@ run_one() {  # rep class tool [n]
 
 say "machine: $(uname -r), $(nproc) CPUs, $(perf --version), load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "uprof: $("$UPROF" --version 2>&1 | head -1); tree $(git describe --always --dirty 2>/dev/null || echo '?')"
+[ -n "${UPROF_BASE:-}" ] && say "UPROF_BASE: $UPROF_BASE ($("$UPROF_BASE" --version 2>&1 | head -1))"
 say "runs: $REPS reps x classes ($CLASSES) x tools ($TOOLS); N=$N (step: $N_STEP); results in $RES"
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 # Each tool's own fixed CPU cost (start-up, attach, exit), to take out of its CPU per event:
@@ -442,6 +450,8 @@ label = {"uprof": "uprof record (bpf engine, multi-uprobe links)" + (f" {uargs}"
          "uprof-events": "uprof record (bpf engine, uprobe-PMU events)" + (f" {uargs}" if uargs else ""),
          "uprof-perf": "uprof record --engine perf" + (f" {uargs}" if uargs else ""),
          "uprof-pmu": "uprof record --engine perf --backend pmu" + (f" {uargs}" if uargs else ""),
+         "uprof-base": "UPROF_BASE record (bpf engine)" + (f" {uargs}" if uargs else ""),
+         "uprof-perf-base": "UPROF_BASE record --engine perf" + (f" {uargs}" if uargs else ""),
          "perf": "perf record" + (f" {pargs}" if pargs else ""),
          "perf-stat": "floor: perf stat (the trap, counted)", "bpftrace-count": "floor: bpftrace count()",
          "bpftrace": "bpftrace uprobe+uretprobe hist()", "bpftrace-printf": "bpftrace printf per call",

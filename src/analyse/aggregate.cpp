@@ -57,6 +57,11 @@ uint64_t GroupStats::unmatched_total() const {
   return n;
 }
 
+uint64_t GroupStats::cut_by_loss() const {
+  return unmatched[static_cast<std::size_t>(UnmatchedReason::Lost)] +
+         unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnAfterLoss)];
+}
+
 bool GroupStats::compensation_hides(double percent) const {
   return below_compensation && latency.count() && nearest_rank(percent, latency.count()) <= below_compensation;
 }
@@ -65,7 +70,6 @@ void GroupStats::merge(const GroupStats& other) {
   calls += other.calls;
   latency.merge(other.latency);
   if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
-  calls_spanning_loss += other.calls_spanning_loss;
   nested_probe_ns += other.nested_probe_ns;
   below_compensation += other.below_compensation;
   for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
@@ -266,7 +270,6 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
                           c.duration <= options_.compensation_for(c.function) + c.nested_probe_ns;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
-  g.calls_spanning_loss += c.spans_loss;
   g.nested_probe_ns += c.nested_probe_ns;
   add_values(g, c.function, f.entry_probe, c.entry_values, c.entry_missing);
   add_values(g, c.function, f.return_probe, c.return_values, c.return_missing);

@@ -7,7 +7,8 @@ namespace uprof {
 namespace {
 
 constexpr std::array<std::string_view, kUnmatchedReasons> kReasonNames = {
-    "thread exited", "unwound", "nesting limit", "lost", "recording stopped", "return without entry",
+    "thread exited",        "unwound", "nesting limit", "events lost", "recording stopped",
+    "return without entry", "return after lost events",
 };
 
 std::span<const uint64_t> values_of(const Event& e) {
@@ -22,13 +23,16 @@ std::string_view to_string(UnmatchedReason reason) {
   return kReasonNames[static_cast<std::size_t>(reason)];
 }
 
+uint64_t PairingCounts::cut_by_loss() const {
+  return unmatched_of(UnmatchedReason::Lost) + unmatched_of(UnmatchedReason::ReturnAfterLoss);
+}
+
 bool PairingCounts::balanced() const {
-  uint64_t open_ended = 0;
-  for (std::size_t r = 0; r < kUnmatchedReasons; ++r) {
-    if (r != static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)) open_ended += unmatched[r];
-  }
-  return entries + inherited == calls + open_ended &&
-         returns == calls + unmatched_of(UnmatchedReason::ReturnWithoutEntry);
+  const uint64_t unmatched_returns =
+      unmatched_of(UnmatchedReason::ReturnWithoutEntry) + unmatched_of(UnmatchedReason::ReturnAfterLoss);
+  uint64_t unmatched_all = 0;
+  for (uint64_t n : unmatched) unmatched_all += n;
+  return entries + inherited == calls + unmatched_all - unmatched_returns && returns == calls + unmatched_returns;
 }
 
 Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_cost_ns)
@@ -46,7 +50,7 @@ Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_co
 void Pairer::add(const Event& e, PairingSink& sink) {
   switch (e.kind) {
     case EventKind::Sample: return on_sample(e, sink);
-    case EventKind::Lost: return on_lost(e);
+    case EventKind::Lost: return on_lost(e, sink);
     case EventKind::Comm: return sink.on_comm(e.pid, e.tid, e.comm);
     case EventKind::Exit: return on_exit(e, sink);
     case EventKind::Fork: return on_fork(e, sink);
@@ -82,6 +86,7 @@ uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
   t.pid = pid;
   t.tid = tid;
   t.live = true;
+  t.lost = gap_seen_;  // it may have run in a gap, unseen
   t.probe_ns = 0;
   t.stack.clear();  // keeps its capacity from the slot's previous thread
   t.trampolines = 0;
@@ -102,7 +107,7 @@ void Pairer::release_thread(uint32_t index) {
 }
 
 void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink) {
-  if (loss_epoch_ != f.loss_epoch) reason = UnmatchedReason::Lost;
+  if (f.cut) reason = UnmatchedReason::Lost;
   ++counts_.unmatched[static_cast<std::size_t>(reason)];
   sink.on_unmatched(Unmatched{
       .function = f.function,
@@ -190,7 +195,7 @@ void Pairer::on_entry(Thread& t, const Sample& s, PairingSink& sink) {
   f.function = s.function;
   f.probe = e.probe;
   f.time = e.time;
-  f.loss_epoch = loss_epoch_;
+  f.cut = in_gap(e.time);
   f.probe_ns_mark = t.probe_ns;
   f.nvalues = static_cast<uint8_t>(s.values.size());
   f.trampoline = s.trampoline;
@@ -223,10 +228,16 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
   const Event& e = s.e;
   ++counts_.returns;
   const std::size_t i = returning_frame(t, s);
-  if (i == 0) {
-    ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnWithoutEntry)];
+  const bool gap = in_gap(e.time);
+  if (i == 0 || gap || t.stack[i - 1].cut) {
+    // After a loss the frame found may be another call's (this one's entry lost): the
+    // frame, and the inner ones a loss left open, are cut, and so is the return.
+    if (i > 0) close_frames(t, i - 1, UnmatchedReason::Lost, sink);
+    const UnmatchedReason reason =
+        i == 0 && !gap && !t.lost ? UnmatchedReason::ReturnWithoutEntry : UnmatchedReason::ReturnAfterLoss;
+    ++counts_.unmatched[static_cast<std::size_t>(reason)];
     sink.on_unmatched(Unmatched{.function = s.function, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                .reason = UnmatchedReason::ReturnWithoutEntry, .values = s.values, .missing = e.missing});
+                                .reason = reason, .values = s.values, .missing = e.missing});
     return;
   }
   const std::size_t depth = i - 1;
@@ -248,17 +259,24 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
       .return_missing = e.missing,
       .depth = static_cast<uint32_t>(depth),
       .nested_probe_ns = probe_ns_before - f.probe_ns_mark,
-      .spans_loss = loss_epoch_ != f.loss_epoch,
   });
   pop_frame(t);
 }
 
-void Pairer::on_lost(const Event& e) {
+void Pairer::cut_thread(Thread& t, PairingSink& sink) {
+  close_frames(t, 0, UnmatchedReason::Lost, sink);
+  t.lost = true;
+}
+
+void Pairer::on_lost(const Event& e, PairingSink& sink) {
   counts_.lost_samples += e.lost;
-  // Every open call may have lost its return, whatever probe the event names: the
-  // recorder shares one ring buffer per CPU among all probes, and the kernel tags
-  // PERF_RECORD_LOST with the event that wrote next, not the ones that were dropped.
-  ++loss_epoch_;
+  // Whatever probe the event names: every probe of a thread writes into the same ring,
+  // and the kernel tags PERF_RECORD_LOST with the event that wrote next.
+  if (e.tid != 0) return cut_thread(threads_[thread(e.pid, e.tid, sink)], sink);
+  gap_seen_ = true;
+  gap_until_ = std::max({gap_until_, e.time, e.lost_until});
+  for (Thread& t : threads_)
+    if (t.live) cut_thread(t, sink);
 }
 
 void Pairer::on_exit(const Event& e, PairingSink& sink) {
@@ -292,6 +310,7 @@ void Pairer::on_fork(const Event& e, PairingSink& sink) {
   threads_[child].stack = threads_[*parent].stack;
   threads_[child].trampolines = threads_[*parent].trampolines;
   threads_[child].probe_ns = threads_[*parent].probe_ns;  // the copied frames' marks count from it
+  threads_[child].lost = threads_[child].lost || threads_[*parent].lost;
   counts_.inherited += threads_[child].stack.size();
 }
 

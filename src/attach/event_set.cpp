@@ -208,6 +208,18 @@ Result<std::vector<KernelCounts>> EventSet::counts() const {
   return out;
 }
 
+Result<std::optional<uint64_t>> EventSet::dropped_on_ring(std::size_t ring) const {
+  if (ring >= rings_.size()) return std::optional<uint64_t>{};
+  uint64_t dropped = 0;
+  for (const auto& e : events_) {
+    if (e.cpu != rings_[ring].cpu()) continue;
+    UPROF_ASSIGN(CounterValue v, read_counter(e.fd.get(), attrs_[e.request].read_format));
+    if (!v.lost) return std::optional<uint64_t>{};
+    dropped += *v.lost;
+  }
+  return std::optional<uint64_t>{dropped};
+}
+
 const ProbeCapture* EventSet::find_probe(uint64_t id) const {
   auto it = id_to_request_.find(id);
   return it == id_to_request_.end() ? nullptr : &requests_[it->second];

@@ -58,7 +58,9 @@ Status EventOrderer::emit_before(uint64_t limit, const Sink& sink) {
   return ok();
 }
 
-Status EventOrderer::pass_ended(const Sink& sink) { return emit_before(prev_horizon_, sink); }
+Status EventOrderer::pass_ended(const Sink& sink, uint64_t hold) {
+  return emit_before(std::min(prev_horizon_, hold), sink);
+}
 
 Status EventOrderer::flush_all(const Sink& sink) { return emit_before(UINT64_MAX, sink); }
 

@@ -78,6 +78,9 @@ std::string header(const ReportModel& m) {
   fact("Engine", text(m.meta.engine.empty() ? "not recorded in the file"
                                              : m.meta.engine + (m.meta.attach.empty() ? "" : " (" + m.meta.attach + ")")));
   fact("Events", events_fact(m));
+  if (m.pairing.cut_by_loss())
+    fact("Losses", text(loss_cut_text(m.pairing.unmatched_of(UnmatchedReason::Lost),
+                                      m.pairing.unmatched_of(UnmatchedReason::ReturnAfterLoss))));
   std::string latency = "paired entry to return; percentiles within " +
                         std::string(LatencyHistogram::kRelativeError * 100 < 0.5 ? "0.39%" : "1%") +
                         " (exact below 256ns), count, total, min and max exact";

@@ -55,6 +55,7 @@ void recording_json(JsonWriter& w, const ReportModel& m) {
   w.field("duration_s", recording_seconds(m));
   w.field("samples", m.samples);
   w.field("lost", m.lost);
+  w.field("cut_by_loss", m.pairing.cut_by_loss());
   w.field("complete", m.trailer.has_value());
   if (m.trailer) {
     uint64_t k = 0;
@@ -175,7 +176,7 @@ void group_json(JsonWriter& w, const ReportModel& m, const GroupStats& g, const 
   for (std::size_t r = 0; r < kUnmatchedReasons; r++)
     w.field(to_string(static_cast<UnmatchedReason>(r)), g.unmatched[r]);
   w.end_object();
-  w.field("calls_spanning_loss", g.calls_spanning_loss);
+  w.field("cut_by_loss", g.cut_by_loss());
   w.field("below_compensation", g.below_compensation);
   w.field("nested_probe_ns", g.nested_probe_ns);
   w.key("values");
@@ -204,7 +205,7 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
   std::ostringstream os;
   // --compensate adds a column, so that a compensated table cannot pass for a raw one.
   bool comp = m.options.compensate_ns > 0;
-  os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched"
+  os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched,cut_by_loss"
      << (comp ? ",compensated_ns" : "") << "\n";
   for (std::size_t i : sorted_groups(m, o.sort)) {
     const GroupStats& g = m.groups[i];
@@ -219,7 +220,7 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
     } else {
       os << ",,,,,,,,";
     }
-    os << "," << g.unmatched_total();
+    os << "," << g.unmatched_total() << "," << g.cut_by_loss();
     if (comp) os << "," << m.options.compensation_for(g.function);
     os << "\n";
   }

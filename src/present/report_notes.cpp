@@ -24,6 +24,11 @@ std::string compensation_text(const ReportModel& m) {
   return s + (m.options.compensate_nested ? ", and what the probe hits inside each call cost" : "") + ", at least 0";
 }
 
+std::string loss_cut_text(uint64_t open, uint64_t returns) {
+  return with_commas(open + returns) + " calls cut by lost events, not paired (" + with_commas(open) +
+         " open across a loss, " + with_commas(returns) + " returns after one): no latency spans a gap";
+}
+
 std::vector<std::string> group_notes(const ReportModel& m, const GroupStats& g) {
   std::vector<std::string> notes;
   if (g.below_compensation) {
@@ -35,8 +40,9 @@ std::vector<std::string> group_notes(const ReportModel& m, const GroupStats& g) 
                     "), whose own time is below what uprof can tell apart from the probes' (their cost varies by more "
                     "than that); percentiles among them show '-'");
   }
-  if (g.calls_spanning_loss)
-    notes.push_back(with_commas(g.calls_spanning_loss) + " calls were open while events were lost: they may be mis-paired");
+  if (g.cut_by_loss())
+    notes.push_back("note: " + loss_cut_text(g.unmatched[static_cast<std::size_t>(UnmatchedReason::Lost)],
+                                             g.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnAfterLoss)]));
   // Probed calls inside: their probes' whole cost is in this function's durations.
   if (!m.options.compensate && g.latency.count() && g.nested_probe_ns * 2 > g.latency.total())
     notes.push_back("note: the probe hits inside its calls cost ~" + format_duration(g.nested_probe_ns) + " of its " +

@@ -113,6 +113,10 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
     if (m.trailer->exit_status >= 0) os << "; exit status " << m.trailer->exit_status;
   }
   os << "\n";
+  if (m.pairing.cut_by_loss())
+    os << "losses:   "
+       << loss_cut_text(m.pairing.unmatched_of(UnmatchedReason::Lost), m.pairing.unmatched_of(UnmatchedReason::ReturnAfterLoss))
+       << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
   if (std::string comp = compensation_text(m); !comp.empty()) os << "latency:  " << comp << "\n";
   if (m.filtered_out) os << "filtered: " << with_commas(m.filtered_out) << " calls and hits left out by the filters\n";

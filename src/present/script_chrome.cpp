@@ -79,13 +79,13 @@ class ChromeSink final : public ScriptSink {
   void on_lost(const Event& e) override {
     JsonWriter w;
     w.begin_object();
-    w.field("name", std::to_string(e.lost) + " samples lost");
+    w.field("name", (e.lost ? std::to_string(e.lost) : std::string("some")) + " samples lost");
     w.field("cat", "lost");
     w.field("ph", "i");
-    w.field("s", "g");
+    w.field("s", e.tid ? "t" : "g");  // one thread's loss, or any thread's
     w.field("ts", us(e.time));
-    w.field("pid", 0);
-    w.field("tid", 0);
+    w.field("pid", e.pid);
+    w.field("tid", e.tid);
     w.end_object();
     emit(w.str());
   }

@@ -62,7 +62,10 @@ class JsonLinesSink final : public ScriptSink {
     ctx_.out << w.str() << "\n";
   }
   void on_lost(const Event& e) override {
-    ctx_.out << "{\"time_ns\":" << e.time << ",\"event\":\"lost\",\"lost\":" << e.lost << "}\n";
+    ctx_.out << "{\"time_ns\":" << e.time << ",\"event\":\"lost\",\"lost\":" << e.lost;
+    if (e.tid) ctx_.out << ",\"pid\":" << e.pid << ",\"tid\":" << e.tid;  // one thread's; else any thread's
+    if (e.lost_until > e.time) ctx_.out << ",\"until_ns\":" << e.lost_until;
+    ctx_.out << "}\n";
   }
 
  private:

@@ -79,8 +79,10 @@ class TextSink final : public ScriptSink {
   void on_unmatched(const Unmatched& u, std::string_view comm) override {
     const ProbeInfo& p = ctx_.probes[u.probe];
     const std::string& name = ctx_.functions.functions[u.function].name;
-    if (u.reason == UnmatchedReason::ReturnWithoutEntry) {
-      push(u.time, prefix(u.time, u.pid, u.tid, comm) + name + "%return" + return_text(p.values, u.values, u.missing) + "\n");
+    if (u.reason == UnmatchedReason::ReturnWithoutEntry || u.reason == UnmatchedReason::ReturnAfterLoss) {
+      const char* why = u.reason == UnmatchedReason::ReturnAfterLoss ? "  <not paired: events lost>" : "";
+      push(u.time,
+           prefix(u.time, u.pid, u.tid, comm) + name + "%return" + return_text(p.values, u.values, u.missing) + why + "\n");
       return;
     }
     const std::string why = "  <no return: " + std::string(to_string(u.reason)) + ">\n";
@@ -102,7 +104,11 @@ class TextSink final : public ScriptSink {
     push(h.time, line + "\n");
   }
   void on_lost(const Event& e) override {
-    push(e.time, seconds(e.time, ctx_.start) + "  LOST " + std::to_string(e.lost) + " samples\n");
+    // Of every thread (a perf ring), or of one (the BPF engine's mark on its next record).
+    const std::string whose = e.tid ? " of " + std::to_string(e.pid) + "/" + std::to_string(e.tid) : "";
+    // 0: a ring that may have dropped, whose count the kernel could not give (engine/perf/ring_loss_watch.h).
+    const std::string count = e.lost ? std::to_string(e.lost) : "some";
+    push(e.time, seconds(e.time, ctx_.start) + "  LOST " + count + " samples" + whose + "\n");
   }
   void on_paired() override {
     if (lines_.size() >= release_at_) release();

@@ -370,7 +370,11 @@ EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t
 //   01 c8 01 00 29 01 0e 01    kind, z dt, v probe, v tid, z (pid - tid), z values
 void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
   const bool partial = e.kind == EventKind::Sample && e.missing;
-  out.push_back(static_cast<char>(partial ? kPartialSampleKind : static_cast<uint8_t>(e.kind)));
+  // A Lost that older readers would misread (one thread's, or a gap) has a kind of its own.
+  const bool scoped_lost = e.kind == EventKind::Lost && (e.tid || e.lost_until > e.time);
+  out.push_back(static_cast<char>(partial       ? kPartialSampleKind
+                                  : scoped_lost ? kScopedLostKind
+                                                : static_cast<uint8_t>(e.kind)));
   put_varint(out, zigzag(static_cast<int64_t>(e.time - state.time)));
   state.time = e.time;
   switch (e.kind) {
@@ -398,6 +402,11 @@ void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
     case EventKind::Lost:
       put_varint(out, e.probe == UINT32_MAX ? 0 : uint64_t{e.probe} + 1);
       put_varint(out, e.lost);
+      if (scoped_lost) {
+        put_varint(out, e.tid);
+        put_varint(out, zigzag(static_cast<int64_t>(e.pid) - static_cast<int64_t>(e.tid)));
+        put_varint(out, e.lost_until > e.time ? e.lost_until - e.time : 0);
+      }
       break;
     case EventKind::Comm:
       put_varint(out, e.pid);
@@ -480,6 +489,7 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.nvalues = 0;
   e.missing = 0;
   e.lost = 0;
+  e.lost_until = 0;
   e.frame = 0;
   e.comm.clear();
   e.text.clear();
@@ -487,12 +497,20 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
     case kPartialSampleKind:
     case static_cast<uint8_t>(EventKind::Sample):
       return decode_sample(r, *kind, state, e);
+    case kScopedLostKind:
     case static_cast<uint8_t>(EventKind::Lost): {
       auto probe = get_varint(r), lost = get_varint(r);
       if (!probe || !lost) return bad("EVENTS", r, "truncated lost record");
       e.kind = EventKind::Lost;
       e.probe = *probe == 0 || *probe > state.nvalues.size() ? UINT32_MAX : static_cast<uint32_t>(*probe - 1);
       e.lost = *lost;
+      if (*kind == kScopedLostKind) {
+        auto tid = get_varint(r), dp = get_varint(r), span = get_varint(r);
+        if (!tid || !dp || !span) return bad("EVENTS", r, "truncated lost record");
+        e.tid = static_cast<uint32_t>(*tid);
+        e.pid = static_cast<uint32_t>(*tid + static_cast<uint64_t>(unzigzag(*dp)));
+        e.lost_until = *span ? e.time + *span : 0;
+      }
       return ok();
     }
     case static_cast<uint8_t>(EventKind::Comm): {

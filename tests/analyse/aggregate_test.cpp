@@ -284,10 +284,14 @@ TEST(Aggregate, EveryEntryIsAccountedPerFunction) {
   const std::vector<GroupStats> totals = agg.function_totals();
   for (uint32_t fn : {kF, kG}) {
     const GroupStats& total = totals[fn];
-    const uint64_t without_entry = total.unmatched[static_cast<int>(UnmatchedReason::ReturnWithoutEntry)];
+    const uint64_t without_entry = total.unmatched[static_cast<int>(UnmatchedReason::ReturnWithoutEntry)] +
+                                   total.unmatched[static_cast<int>(UnmatchedReason::ReturnAfterLoss)];
     EXPECT_EQ(total.calls + total.unmatched_total() - without_entry, entries[fn]) << fn;
     EXPECT_EQ(total.calls + without_entry, returns[fn]) << fn;
     EXPECT_GT(total.unmatched[static_cast<int>(UnmatchedReason::Lost)], 0u);
+    EXPECT_GT(total.unmatched[static_cast<int>(UnmatchedReason::ReturnAfterLoss)], 0u);
+    EXPECT_EQ(total.cut_by_loss(), total.unmatched[static_cast<int>(UnmatchedReason::Lost)] +
+                                       total.unmatched[static_cast<int>(UnmatchedReason::ReturnAfterLoss)]);
     EXPECT_GT(total.unmatched[static_cast<int>(UnmatchedReason::Unwound)], 0u);
   }
 }

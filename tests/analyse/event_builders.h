@@ -72,6 +72,21 @@ inline Event lost(uint64_t time, uint64_t count = 1, uint32_t probe = UINT32_MAX
   return e;
 }
 
+// A loss of one thread, as the BPF engine marks it on the thread's next record.
+inline Event thread_lost(uint32_t tid, uint64_t time, uint64_t count = 1, uint32_t pid = 0) {
+  Event e = event(EventKind::Lost, pid == 0 ? tid : pid, tid, time);
+  e.probe = UINT32_MAX;
+  e.lost = count;
+  return e;
+}
+
+// A loss of any thread between `time` and `until`, as a perf ring's LOST record says.
+inline Event gap_lost(uint64_t time, uint64_t until, uint64_t count = 1) {
+  Event e = lost(time, count);
+  e.lost_until = until;
+  return e;
+}
+
 inline Event exit_event(uint32_t tid, uint64_t time, uint32_t pid = 0) {
   return event(EventKind::Exit, pid == 0 ? tid : pid, tid, time);
 }

@@ -187,7 +187,7 @@ TEST(BenchCli, MeasuresStoresAndCompensates) {
       << json.out;
   auto csv = run_shell(uprof_binary() + " report --format csv --compensate " + dir.file("b.data"));
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",unmatched,compensated_ns\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",unmatched,cut_by_loss,compensated_ns\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("," + std::to_string(cost) + "\n"), std::string::npos) << csv.out;
 
   // Each probe's whole cost per hit is stored too: main holds add's 200 hits, which the

@@ -158,7 +158,7 @@ TEST_P(Recorded, ValuesScriptTimelineAndCsv) {
   EXPECT_NE(r.out.find("$retval: min 0, max 5489"), std::string::npos) << r.out;
   auto csv = run({uprof_binary(), "report", data(), "--format", "csv"});
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
-            "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched");
+            "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched,cut_by_loss");
   EXPECT_NE(csv.out.find("\nadd,add,0,0,500,"), std::string::npos);
 
   // --by splits the table by a value.

@@ -41,6 +41,7 @@ void expect_same(const Event& a, const Event& b) {
   for (int i = 0; i < a.nvalues; i++) EXPECT_EQ(a.values[i], b.values[i]) << "value " << i;
   EXPECT_EQ(a.missing, b.missing);
   EXPECT_EQ(a.lost, b.lost);
+  EXPECT_EQ(a.lost_until, b.lost_until);
   EXPECT_EQ(a.comm, b.comm);
 }
 
@@ -56,6 +57,8 @@ std::vector<Event> every_kind() {
   ev.push_back(fork_event(50, 50, 40, 41, 1200));
   ev.push_back(lost(1300, 12, 1));
   ev.push_back(lost(1300, 1, UINT32_MAX));
+  ev.push_back(test::thread_lost(41, 1310, 4, 40));  // one thread's (1.7)
+  ev.push_back(test::gap_lost(1320, 1390, 2));       // any thread's, in a gap (1.7)
   ev.push_back(exit_event(51, 1400, 50));
   return ev;
 }
@@ -232,6 +235,7 @@ TEST(EventCodec, AReusedEventKeepsNothingOfTheOneBefore) {
   EXPECT_EQ(e.tid, 0u);
   EXPECT_EQ(e.nvalues, 0);
   EXPECT_EQ(e.lost, 9u);
+  EXPECT_EQ(e.lost_until, 0u);
   ASSERT_TRUE(decode_event(r, dec, e));
   EXPECT_EQ(e.lost, 0u);
   EXPECT_EQ(e.missing, 0u);
@@ -286,6 +290,23 @@ TEST(EventCodec, DamageIsNamedWithItsByte) {
   // A time delta of eleven varint bytes is more than 64 bits: not a number.
   EXPECT_EQ(decode("\x04" + std::string(10, '\xff') + "\x01"), "EVENTS at payload byte 11: truncated event");
   EXPECT_EQ(decode(""), "EVENTS at payload byte 0: truncated event");
+}
+
+TEST(EventCodec, ALostEventIsItsDocumentedBytes) {
+  // data_file.h: 2 lost  z dt, v probe + 1, v lost: what files before 1.7 hold, and
+  // still what a loss of any thread at one instant is written as.
+  EventCodecState s = event_codec_state(probes(), 1000);
+  std::string bytes;
+  encode_event(lost(1010, 3, 1), s, bytes);
+  EXPECT_EQ(bytes, std::string("\x02\x14\x02\x03", 4));
+  // 7: as 2, then v tid, z (pid - tid), v the gap's length: thread 41 of process 40 ...
+  bytes.clear();
+  encode_event(test::thread_lost(41, 1020, 3, 40), s, bytes);
+  EXPECT_EQ(bytes, std::string("\x07\x14\x00\x03\x29\x01\x00", 7));
+  // ... or any thread (tid 0), from 1030 to 1130.
+  bytes.clear();
+  encode_event(test::gap_lost(1030, 1130, 3), s, bytes);
+  EXPECT_EQ(bytes, std::string("\x07\x14\x00\x03\x00\x00\x64", 7));
 }
 
 TEST(EventCodec, LostOfAnUnknownProbeReadsAsUnknown) {

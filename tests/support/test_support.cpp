@@ -89,8 +89,10 @@ LoadedRecording load_recording(const std::string& path) {
   if (!f) return r;
   r.probes = f->probes();
   Event e;
-  while (f->next(e))
+  while (f->next(e)) {
     if (e.kind == EventKind::Sample) r.samples.push_back(e);
+    if (e.kind == EventKind::Lost) r.losses.push_back(e);
+  }
   r.trailer = f->trailer();
   r.problems = f->problems();
   return r;

@@ -47,6 +47,7 @@ class TempDir {
 struct LoadedRecording {
   std::vector<ProbeInfo> probes;
   std::vector<Event> samples;
+  std::vector<Event> losses;  // the Lost events
   std::optional<Trailer> trailer;
   std::vector<std::string> problems;
 };

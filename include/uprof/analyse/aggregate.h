@@ -87,7 +87,6 @@ struct GroupStats {
   uint64_t calls = 0;                  // paired calls, and hits of probes that do not pair
   LatencyHistogram latency{};          // paired calls only
   std::optional<LinearHistogram> linear{};
-  uint64_t calls_spanning_loss = 0;    // paired across lost events: may be mis-paired
   uint64_t nested_probe_ns = 0;        // what the probe hits inside its calls cost (Call::nested_probe_ns)
   // --compensate: calls it took more than their whole duration off (recorded as 0). Their
   // own time is below what can be told apart from the probes', whose cost varies by more.
@@ -96,6 +95,8 @@ struct GroupStats {
   std::vector<ValueStats> values{};    // one per FunctionInfo::values, same order
 
   uint64_t unmatched_total() const;
+  // Entries and returns not paired because of a loss (PairingCounts::cut_by_loss).
+  uint64_t cut_by_loss() const;
   // --compensate: whether percentile `percent` of `latency` falls among the calls it took
   // everything off (below_compensation, the smallest recorded): then it is no measurement,
   // and the report shows none (p50 of 100 calls with 60 such is; p99 is not).

@@ -21,10 +21,21 @@
 //                       (64) open return-probed frames per task; such an entry is
 //                       reported at once and never pushed, as the kernel does not
 //                       count it either (frames measured at their exits do not count)
-//   Lost                the events were lost while this call was open: its return
-//                       may be among them, so "unwound" or "exited" would be a guess
+//   Lost                "events lost": events of its thread were lost while this call
+//                       was open (its return, or an entry whose return would close it,
+//                       may be among them), so it is not paired across the gap
 //   RecordingStopped    still open when the recording ended
-//   ReturnWithoutEntry  a return whose entry was before the recording or was lost
+//   ReturnWithoutEntry  a return whose entry was before the recording
+//   ReturnAfterLoss     a return not paired because of a loss: its entry was before a
+//                       loss of its thread (that call is cut), or it came in a loss's gap
+//
+// Losses never invent latencies: a Lost event (model/recording.h) closes every open call
+// of the threads it touched as Lost, so no return after it pairs with an entry before it.
+// A Lost of one thread (the BPF engine marks a thread's next record after a drop) is
+// exact: everything of the thread before it came before the drops. A Lost of every
+// thread (a per-CPU perf ring: any thread that ran there) spans a gap [time, lost_until]
+// in which other rings' events of the same threads still come: no call entered or
+// returning in the gap is paired either. PairingCounts::cut_by_loss() counts both sides.
 //
 // Memory grows with live threads and nesting depth only: a thread's stack is a
 // vector that keeps its capacity, an exited thread's slot is reused, and no event
@@ -69,9 +80,11 @@ enum class UnmatchedReason : uint8_t {
   Lost,
   RecordingStopped,
   ReturnWithoutEntry,
+  ReturnAfterLoss,
 };
-inline constexpr std::size_t kUnmatchedReasons = 6;
-// "thread exited", "unwound", "nesting limit", "lost", "recording stopped", "return without entry"
+inline constexpr std::size_t kUnmatchedReasons = 7;
+// "thread exited", "unwound", "nesting limit", "events lost", "recording stopped", "return without entry",
+// "return after lost events"
 std::string_view to_string(UnmatchedReason reason);
 
 struct Call {
@@ -90,12 +103,11 @@ struct Call {
   // cost, by the Pairer's per-probe hit costs (0 without them): the probed calls
   // inside it, for --compensate.
   uint64_t nested_probe_ns = 0;
-  bool spans_loss = false;                  // events were lost while it was open: may be mis-paired
 };
 
 struct Unmatched {
   uint32_t function = 0;
-  uint32_t probe = 0;          // the entry probe, or the return probe for ReturnWithoutEntry
+  uint32_t probe = 0;          // the entry probe, or the return probe for ReturnWithoutEntry and ReturnAfterLoss
   uint32_t pid = 0;
   uint32_t tid = 0;
   uint64_t time = 0;           // when that probe fired
@@ -139,7 +151,10 @@ struct PairingCounts {
   uint64_t bad_events = 0;     // samples naming no probe, unknown event kinds
 
   uint64_t unmatched_of(UnmatchedReason r) const { return unmatched[static_cast<std::size_t>(r)]; }
-  // Every entry is in a call or an unmatched entry; every return in a call or a ReturnWithoutEntry.
+  // Entries and returns not paired because of a loss (Lost + ReturnAfterLoss).
+  uint64_t cut_by_loss() const;
+  // Every entry is in a call or an unmatched entry; every return in a call or an unmatched return
+  // (ReturnWithoutEntry, ReturnAfterLoss).
   bool balanced() const;
 };
 
@@ -175,7 +190,7 @@ class Pairer {
     uint32_t function = 0;
     uint32_t probe = 0;
     uint64_t time = 0;
-    uint64_t loss_epoch = 0;  // Lost events seen before the entry
+    bool cut = false;         // entered in a loss's gap: never paired
     uint64_t probe_ns_mark = 0;  // Thread::probe_ns after the entry's own hit
     uint8_t nvalues = 0;
     bool trampoline = true;   // a return probe's: counts toward the kernel's nesting limit
@@ -187,6 +202,7 @@ class Pairer {
     uint32_t pid = 0;
     uint32_t tid = 0;
     bool live = false;
+    bool lost = false;         // a loss touched it: a return without entry is blamed on it
     uint64_t probe_ns = 0;     // the cost of every probe hit on this thread so far
     std::vector<Frame> stack;
     std::size_t trampolines = 0;  // frames in `stack` with `trampoline` set
@@ -196,7 +212,10 @@ class Pairer {
   uint64_t hit_cost(uint32_t probe) const {
     return probe < hit_cost_of_probe_.size() ? hit_cost_of_probe_[probe] : 0;
   }
-  void on_lost(const Event& e);
+  void on_lost(const Event& e, PairingSink& sink);
+  // A loss touched `t`: its open calls are cut.
+  void cut_thread(Thread& t, PairingSink& sink);
+  bool in_gap(uint64_t time) const { return gap_seen_ && time <= gap_until_; }
   void on_exit(const Event& e, PairingSink& sink);
   void on_fork(const Event& e, PairingSink& sink);
   // The thread's state, created on first sight; a tid seen under a new pid was reused
@@ -204,7 +223,7 @@ class Pairer {
   uint32_t thread(uint32_t pid, uint32_t tid, PairingSink& sink);
   std::optional<uint32_t> find_thread(uint32_t tid) const;
   void release_thread(uint32_t index);
-  // Reports every open frame of `t`, innermost first, with `reason` (or Lost).
+  // Reports every open frame of `t`, innermost first, with `reason` (Lost for a cut frame).
   void close_frames(Thread& t, std::size_t keep, UnmatchedReason reason, PairingSink& sink);
   void report_frame(const Thread& t, const Frame& f, UnmatchedReason reason, PairingSink& sink);
 
@@ -235,7 +254,8 @@ class Pairer {
   std::vector<std::vector<std::pair<uint16_t, uint16_t>>> key_;  // by function: FunctionInfo::key
   std::vector<ProbeRole> role_of_probe_;
   std::vector<uint64_t> hit_cost_of_probe_;  // empty: hit costs are not counted
-  uint64_t loss_epoch_ = 0;              // Lost events so far
+  bool gap_seen_ = false;                // a Lost of every thread came
+  uint64_t gap_until_ = 0;               // the latest end of its gaps
   std::vector<Thread> threads_;
   std::vector<uint32_t> free_threads_;
   FlatIndex thread_of_tid_;

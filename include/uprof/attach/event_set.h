@@ -94,6 +94,9 @@ class EventSet {
   // requests, and over inherited threads and children), in order of first
   // appearance.
   Result<std::vector<KernelCounts>> counts() const;
+  // The samples the probes' events on ring `ring`'s CPU dropped so far (PERF_FORMAT_LOST);
+  // nullopt on kernels before 6.0.
+  Result<std::optional<uint64_t>> dropped_on_ring(std::size_t ring) const;
 
   // The probe behind a sample's (or LOST record's) id, nullptr if unknown or
   // the side-band event's.

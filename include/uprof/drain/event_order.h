@@ -52,8 +52,10 @@ class EventOrderer {
   // (it stopped at the budget, or read nothing): it counts as having read up to the
   // newest event pushed, not up to its start.
   void pass_cut();
-  // Call when the pass has ended: emits, in time order, what can no longer be overtaken.
-  Status pass_ended(const Sink& sink);
+  // Call when the pass has ended: emits, in time order, what can no longer be overtaken,
+  // and nothing at or after `hold` (a ring that may still owe an older event:
+  // engine/perf/ring_loss_watch.h).
+  Status pass_ended(const Sink& sink, uint64_t hold = UINT64_MAX);
   // Emits everything left (after the final pass).
   Status flush_all(const Sink& sink);
 

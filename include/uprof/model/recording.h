@@ -174,7 +174,14 @@ struct RecordingMeta {
 
 enum class EventKind : uint8_t {
   Sample = 1,   // a probe hit: probe, pid, tid, time, values
-  Lost = 2,     // the kernel dropped `lost` samples (ring buffer full) before `time`
+  // Events were dropped (a full ring): `lost` of them (0: unknown), and pairing must not
+  // pair across the gap (analyse/pairing.h). Its scope:
+  //   tid != 0  thread pid/tid lost events since its event before this one (the BPF
+  //             engine marks a thread's next record after a drop)
+  //   tid == 0  any thread may have lost events between `time` and `lost_until` (a per-CPU
+  //             perf ring carries every thread that ran on that CPU); a point when
+  //             `lost_until` is not above `time` (files before 1.7)
+  Lost = 2,
   Comm = 3,     // a thread got a name (exec, prctl): pid, tid, comm
   Exit = 4,     // a thread exited: pid, tid
   Fork = 5,     // a thread or process was created: pid, tid, parent pid/tid in values[0..1]
@@ -192,6 +199,7 @@ struct Event {
   std::array<uint64_t, kMaxValues> values{};  // raw 64-bit values, in the probe's ValueSpec order
   uint32_t missing = 0;         // Sample: bit i set when value i could not be read (stored as 0)
   uint64_t lost = 0;            // Lost
+  uint64_t lost_until = 0;      // Lost of every thread (tid 0): the gap's end
   std::string comm;             // Comm
   uint64_t frame = 0;           // Sample of a ProbeInfo::frame probe: the stack pointer (0: unknown)
   // Sample: the bytes of its String slots, from an engine to the store; each such

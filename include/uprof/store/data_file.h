@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=6  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=7  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -38,7 +38,9 @@
 //                               a string value (1.3) is v (length << 1 | cut) + its bytes
 //                     6 sample with values that could not be read (1.1): as 1, then v missing
 //                               (bit i: value i is not known; stored as 0) before the values
-//                     2 lost    z dt, v probe + 1 (0: unknown), v lost
+//                     2 lost    z dt, v probe + 1 (0: unknown), v lost: any thread may have lost events
+//                     7 lost, scoped (1.7): as 2, then v tid (0: any thread), z (pid - tid), v the
+//                               gap's length in ns (0: a point): model/recording.h EventKind::Lost
 //                     3 comm    z dt, v pid, v tid, string comm
 //                     4 exit    z dt, v pid, v tid
 //                     5 fork    z dt, v pid, v tid, v ppid, v ptid
@@ -69,9 +71,10 @@ inline constexpr char kDataMagic[8] = {'U', 'P', 'R', 'O', 'F', 'D', 'A', 'T'};
 inline constexpr uint16_t kDataMajor = 1;
 // 1.1: typed values; 1.2: exit probes and the stack pointer of their samples; 1.3:
 // memory reads and strings; 1.4: USDT probes; 1.5: sites (source lines, inlined
-// copies); 1.6: each probe's role and report row (the spec was there from 1.0). Older
-// files read the same; a newer minor may carry flags this build ignores.
-inline constexpr uint16_t kDataMinor = 6;
+// copies); 1.6: each probe's role and report row (the spec was there from 1.0); 1.7:
+// losses of one thread, and the gap a loss spans (event kind 7). Older files read the
+// same; a newer minor may carry flags this build ignores.
+inline constexpr uint16_t kDataMinor = 7;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -79,6 +82,8 @@ inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
 enum class SectionKind : uint32_t { Meta = 1, Probes = 2, Events = 3, Trailer = 4 };
 // The event kind byte of a Sample whose `missing` mask is not 0.
 inline constexpr uint8_t kPartialSampleKind = 6;
+// The event kind byte of a Lost of one thread, or with a gap (1.7).
+inline constexpr uint8_t kScopedLostKind = 7;
 
 // Pure encoders and decoders of section payloads (tested on their own).
 std::string encode_meta(const RecordingMeta& m);

@@ -162,6 +162,7 @@ class BpfEngine final : public CaptureEngine {
         auto rec = ring.next();
         if (!rec) break;
         UPROF_TRY(converter_.convert_into(*rec, ev));
+        if (ev.lost_before) order.push(ev.cpu, *ev.lost_before);
         order.push(ev.cpu, ev.event);
         n++;
         if (ring.unreleased() >= release_step) {
@@ -203,6 +204,7 @@ class BpfEngine final : public CaptureEngine {
       UPROF_ASSIGN(uint64_t n, pass());
       if (n == 0 && ring.pending() == 0) break;
     }
+    push_unmarked_losses(order);
     UPROF_TRY(order.flush_all(sink.write));
 
     r.samples = converter_.samples();
@@ -236,6 +238,20 @@ class BpfEngine final : public CaptureEngine {
 
   void set_running(bool on) {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
+  }
+
+  // Threads that lost records and wrote none after (a note no record took,
+  // uprof_capture.bpf.c): their Lost events come last, when the recording stopped.
+  void push_unmarked_losses(EventOrderer& order) {
+    const int fd = bpf_map__fd(skel_->maps.lost_threads);
+    const uint64_t now = monotonic_ns();
+    const std::size_t lane = static_cast<std::size_t>(std::max(libbpf_num_possible_cpus(), 1));
+    uint32_t key = 0, next = 0;
+    for (const uint32_t* prev = nullptr; bpf_map_get_next_key(fd, prev, &next) == 0; prev = &key) {
+      uprof_bpf_lost note{};
+      if (bpf_map_lookup_elem(fd, &next, &note) == 0) order.push(lane, thread_lost_event(note.pid, next, now, note.records));
+      key = next;
+    }
   }
 
   const CapturePlan& plan_;

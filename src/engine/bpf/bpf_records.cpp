@@ -33,6 +33,17 @@ Status take_strings(const ProbeCapture& probe, ByteReader& r, Event& e) {
 
 }  // namespace
 
+Event thread_lost_event(uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost) {
+  Event e;
+  e.kind = EventKind::Lost;
+  e.probe = UINT32_MAX;  // whichever of the thread's probes
+  e.pid = pid;
+  e.tid = tid;
+  e.time = time;
+  e.lost = lost;
+  return e;
+}
+
 BpfRecordConverter::BpfRecordConverter(const CapturePlan& plan) : plan_(plan), recorded_(plan.probes.size(), 0) {}
 
 Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) {
@@ -47,7 +58,8 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   if (!h) return err("BPF record: ", record.size(), " bytes, shorter than its ", sizeof(uprof_bpf_record), "-byte header");
   if (h->nvalues > kMaxValues) return err("BPF record: ", unsigned{h->nvalues}, " values, more than ", kMaxValues);
   // A hit with strings carries every slot, then its text.
-  const std::size_t slots = h->kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
+  const uint8_t kind = h->kind & UPROF_BPF_KIND_MASK;
+  const std::size_t slots = kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
   auto values = r.bytes(slots * 8);
   if (!values)
     return err("BPF record: ", unsigned{h->nvalues}, " values need ", slots * 8,
@@ -62,13 +74,20 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   e.probe = 0;
   e.missing = 0;
   e.lost = 0;
+  e.lost_until = 0;
   e.frame = 0;
   if (!e.comm.empty()) e.comm.clear();
   if (!e.text.empty()) e.text.clear();
   e.pid = h->pid;
   e.tid = h->tid;
   e.time = h->time;
-  switch (h->kind) {
+  out.lost_before.reset();
+  if (h->kind & UPROF_BPF_LOST_BEFORE) {
+    const uint32_t n = h->reserved >> 16;
+    out.lost_before = thread_lost_event(h->pid, h->tid, h->time, n);
+    lost_marked_ += n;
+  }
+  switch (kind) {
     case UPROF_BPF_HIT:
     case UPROF_BPF_HIT_TEXT: {
       if (h->probe >= plan_.probes.size())
@@ -84,7 +103,7 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
       for (std::size_t i = 0; i < e.nvalues; i++)
         if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
       e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
-      if (h->kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
+      if (kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
       if (e.missing) missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
       finish_sample(probe, e);
       recorded_[h->probe]++;
@@ -108,7 +127,7 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
       break;
     }
     default:
-      return err("BPF record: unknown kind ", unsigned{h->kind});
+      return err("BPF record: unknown kind ", unsigned{kind});
   }
   return ok();
 }

@@ -67,6 +67,61 @@ struct {
   __type(value, struct uprof_bpf_task);
 } tasks SEC(".maps");
 
+/* Threads whose hit records were dropped (bpf_capture_abi.h, UPROF_BPF_LOST_BEFORE):
+ * noted by the drop, taken by the thread's next record written. LRU: a note is never
+ * refused; one evicted (65,536 threads losing at once) loses its marker. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, __u32);
+  __type(value, struct uprof_bpf_lost);
+} lost_threads SEC(".maps");
+
+/* Notes in `lost_threads` (an evicted one stays counted: a lookup per record, no harm).
+ * 0 while nothing is lost: then a record costs one load of it, no map lookup. */
+volatile __u32 lost_pending = 0;
+
+/* A record of thread `tid` (process `pid`) was dropped: `n` records, with those a record
+ * that could not be written had taken from the note (lost_carried). */
+static __always_inline void note_lost(__u32 pid, __u32 tid, __u32 n) {
+  struct uprof_bpf_lost *l = bpf_map_lookup_elem(&lost_threads, &tid);
+  if (l) {
+    l->records += n; /* a thread's programs run one at a time */
+    return;
+  }
+  struct uprof_bpf_lost note = {.records = n, .pid = pid};
+  if (bpf_map_update_elem(&lost_threads, &tid, &note, BPF_NOEXIST) == 0) __sync_fetch_and_add(&lost_pending, 1);
+}
+
+/* The drops a record carries (0 without UPROF_BPF_LOST_BEFORE): if it is dropped in turn,
+ * they go back into the note with it. */
+static __always_inline __u32 lost_carried(const struct uprof_bpf_record *r) {
+  return r->kind & UPROF_BPF_LOST_BEFORE ? r->reserved >> 16 : 0;
+}
+
+/* A hit record of probe counts `c` could not be reserved or written. */
+static __always_inline void hit_dropped(struct uprof_bpf_counts *c, __u32 pid, __u32 tid, __u32 carried) {
+  c->dropped++;
+  note_lost(pid, tid, 1 + carried);
+}
+
+/* Marks `r` when its thread lost records since its last one; called by fill_header. */
+static __always_inline void mark_lost_before(struct uprof_bpf_record *r) {
+  if (!lost_pending) return;
+  __u32 tid = r->tid;
+  struct uprof_bpf_lost *l = bpf_map_lookup_elem(&lost_threads, &tid);
+  if (!l) return;
+  __u32 n = l->records;
+  if (n > 0xffff) {
+    l->records = n - 0xffff; /* the rest on the thread's next record */
+    n = 0xffff;
+  } else if (bpf_map_delete_elem(&lost_threads, &tid) == 0) {
+    __sync_fetch_and_add(&lost_pending, -1);
+  }
+  r->kind |= UPROF_BPF_LOST_BEFORE;
+  r->reserved |= n << 16;
+}
+
 static __always_inline __u64 submit_flags(void) {
   return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
@@ -81,6 +136,7 @@ static __always_inline void fill_header(struct uprof_bpf_record *r, __u8 kind, _
   r->time = time;
   r->missing = 0;
   r->reserved = 0;
+  mark_lost_before(r);
 }
 
 /* A hit with strings is built here, then copied into the ring: its size is known
@@ -146,7 +202,7 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
       __u64 v[CAP];                                                                     \
     } *r = bpf_ringbuf_reserve(&events, sizeof(struct hit##CAP), 0);                    \
     if (!r) {                                                                           \
-      c->dropped++;                                                                     \
+      hit_dropped(c, tgid, tid, 0);                                                     \
       return 0;                                                                         \
     }                                                                                   \
     fill_header(&r->h, UPROF_BPF_HIT, tgid, tid, time);                                 \
@@ -266,9 +322,9 @@ static __always_inline int hit_text(struct pt_regs *ctx, __u32 key) {
   r->h.missing = f.missing;
   __u64 text = f.pos; /* at most UPROF_BPF_TEXT_BYTES + UPROF_BPF_MAX_STRING */
   asm volatile("%0 &= 8191" : "+r"(text));
-  r->h.reserved = (__u32)text;
+  r->h.reserved |= (__u32)text;
   if (bpf_ringbuf_output(&events, r, sizeof(r->h) + sizeof(r->v) + text, submit_flags())) {
-    c->dropped++;
+    hit_dropped(c, tgid, tid, lost_carried(&r->h));
     return 0;
   }
   c->written++;

@@ -6,6 +6,7 @@
 #include "uprof/engine/engine_kind.h"
 #include "uprof/engine/perf/perf_fetch_args.h"
 #include "uprof/engine/perf/perf_records.h"
+#include "uprof/engine/perf/ring_loss_watch.h"
 #include "uprof/util/clock.h"
 
 namespace uprof {
@@ -35,11 +36,19 @@ class PerfEngine final : public CaptureEngine {
     // One lane per ring: each ring is in time order on its own, and the orderer
     // merges them (drain/event_order.h says how late an event may be).
     // What waits here is bounded by the budget: a pass starts only below it, and reads
-    // each ring up to its head (at most the ring's size more).
+    // each ring up to its head (at most the ring's size more). A ring that may owe a
+    // LOST record holds the others back (ring_loss_watch.h).
     EventOrderer order(drain_budget_);
+    std::vector<std::size_t> ring_bytes;
+    for (const RingBuffer& ring : events_.rings()) ring_bytes.push_back(ring.data_size());
+    RingLossWatch watch(std::move(ring_bytes));
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
-      UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec));
-      if (e) order.push(ring, *e);
+      UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec, ring));
+      const std::optional<uint64_t> time = e ? std::optional<uint64_t>(e->time) : std::nullopt;
+      // A LOST whose drops a settled Lost event already said adds nothing.
+      if (e && e->kind == EventKind::Lost) e->lost = watch.on_lost_record(ring, e->lost);
+      if (e && (e->kind != EventKind::Lost || e->lost)) order.push(ring, *e);
+      watch.on_record(ring, rec.size(), time);
       return ok();
     };
     bool held = false;
@@ -48,7 +57,13 @@ class PerfEngine final : public CaptureEngine {
     dopts.hold_reads = [&] { return held = order.full(); };
     dopts.on_pass_end = [&]() -> Status {
       if (held) order.pass_cut();
-      UPROF_TRY(order.pass_ended(sink.write));
+      const uint64_t now = monotonic_ns();
+      watch.pass_ended(now);
+      for (std::size_t ring : watch.overdue(now)) {
+        UPROF_ASSIGN(std::optional<uint64_t> dropped, events_.dropped_on_ring(ring));
+        if (auto lost = watch.settle(ring, dropped, now)) order.push(ring, std::move(*lost));
+      }
+      UPROF_TRY(order.pass_ended(sink.write, watch.horizon()));
       return sink.flush();
     };
     UPROF_ASSIGN(DrainLoopResult loop,
@@ -66,13 +81,17 @@ class PerfEngine final : public CaptureEngine {
       r.per_probe[i].dropped = converter_.lost_records()[i];
     }
     UPROF_ASSIGN(auto counts, events_.counts());
+    uint64_t counted = 0;
     for (const KernelCounts& c : counts) {
       if (c.probe >= r.per_probe.size()) continue;
       r.per_probe[c.probe].hits = c.hits;
       // The counter's figure when the kernel has one: PERF_RECORD_LOST misses the
       // drops at the end (the ring was still full when the workload ended).
       if (c.lost) r.per_probe[c.probe].dropped = *c.lost;
+      counted += c.lost.value_or(0);
     }
+    if (auto trailing = unreported_loss(counted, watch.said(), monotonic_ns()))
+      UPROF_TRY(sink.write(*trailing));
     return r;
   }
 

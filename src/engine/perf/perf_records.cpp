@@ -2,6 +2,7 @@
 
 #include "uprof/drain/sample_values.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace uprof {
@@ -11,6 +12,7 @@ PerfRecordConverter::PerfRecordConverter(const CapturePlan& plan, uint64_t start
       arch_(arch_info(plan.arch)),
       recorded_(plan.probes.size()),
       lost_records_(plan.probes.size()),
+      start_time_(start_time),
       last_time_(start_time),
       raw_layouts_(plan.probes.size()) {}
 
@@ -22,7 +24,12 @@ void PerfRecordConverter::add_id(uint64_t id, std::optional<uint32_t> probe, con
   ids_[id] = IdInfo{probe.value_or(kNoProbe), sample_format(attr, arch_)};
 }
 
-Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::byte> rec) {
+uint64_t& PerfRecordConverter::ring_time(std::size_t ring) {
+  if (ring >= ring_times_.size()) ring_times_.resize(ring + 1, start_time_);
+  return ring_times_[ring];
+}
+
+Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::byte> rec, std::size_t ring) {
   using Out = std::optional<Event>;
   UPROF_ASSIGN(perf_event_header h, decode_header(rec));
   if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST && h.type != PERF_RECORD_COMM &&
@@ -44,12 +51,14 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     e.tid = c.tid;
     e.comm = std::move(c.comm);
     e.time = c.sample_id ? c.sample_id->time : last_time_;
+    if (c.sample_id) ring_time(ring) = e.time;
   } else if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
     UPROF_ASSIGN(TaskRecord t, decode_task(rec, info.format));
     e.kind = t.exit ? EventKind::Exit : EventKind::Fork;
     e.pid = t.pid;
     e.tid = t.tid;
     e.time = t.time;
+    ring_time(ring) = e.time;
     if (!t.exit) {
       e.values[0] = t.ppid;
       e.values[1] = t.ptid;
@@ -70,15 +79,30 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     recorded_[info.probe]++;
     samples_++;
     last_time_ = s.time;
+    ring_time(ring) = s.time;
   } else {
+    // The kernel writes LOST just before the first record that fits again: the drops
+    // came after the ring's record before it, and before this one. Any thread that ran
+    // on the ring's CPU meanwhile may have lost events (tid 0: every thread).
     UPROF_ASSIGN(LostRecord l, decode_lost(rec, info.format));
     e.kind = EventKind::Lost;
     e.probe = info.probe;  // UINT32_MAX for the side band's: no probe lost a sample
     e.lost = l.lost;
-    e.time = l.sample_id ? l.sample_id->time : last_time_;
+    e.time = ring_time(ring);
+    e.lost_until = std::max(e.time, l.sample_id ? l.sample_id->time : last_time_);
     if (info.probe != kNoProbe) lost_records_[info.probe] += l.lost;
   }
   return Out{std::move(e)};
+}
+
+std::optional<Event> unreported_loss(uint64_t counted, uint64_t reported, uint64_t time) {
+  if (counted <= reported) return std::nullopt;
+  Event e;
+  e.kind = EventKind::Lost;
+  e.probe = UINT32_MAX;
+  e.lost = counted - reported;
+  e.time = e.lost_until = time;
+  return e;
 }
 
 }  // namespace uprof

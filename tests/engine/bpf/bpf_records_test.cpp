@@ -103,6 +103,41 @@ TEST(BpfRecords, TaskRecords) {
   EXPECT_EQ(c.samples(), 0u);
 }
 
+// A record whose thread lost records before it (UPROF_BPF_LOST_BEFORE, the count in
+// `reserved`'s high half) comes with a Lost event of that thread, at its time.
+TEST(BpfRecords, AThreadsRecordAfterItsDropsCarriesALostEvent) {
+  CapturePlan plan = add_plan();
+  BpfRecordConverter c(plan);
+  auto plain = c.convert(record(UPROF_BPF_HIT, 1, 4242, 4243, 5000, {11}));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->lost_before);
+  auto marked_hit = record(UPROF_BPF_HIT | UPROF_BPF_LOST_BEFORE, 1, 4242, 4243, 5100, {12});
+  const uint32_t three = 3u << 16;
+  std::memcpy(marked_hit.data() + offsetof(uprof_bpf_record, reserved), &three, 4);
+  auto hit = c.convert(marked_hit);
+  ASSERT_TRUE(hit.ok()) << hit.error().message;
+  EXPECT_EQ(hit->event.kind, EventKind::Sample);
+  EXPECT_EQ(hit->event.values[0], 12u);
+  ASSERT_TRUE(hit->lost_before);
+  EXPECT_EQ(hit->lost_before->kind, EventKind::Lost);
+  EXPECT_EQ(hit->lost_before->pid, 4242u);
+  EXPECT_EQ(hit->lost_before->tid, 4243u);
+  EXPECT_EQ(hit->lost_before->time, 5100u);
+  EXPECT_EQ(hit->lost_before->lost, 3u);
+  EXPECT_EQ(hit->lost_before->probe, UINT32_MAX);
+  // A task record takes the mark too: an exit after drops.
+  auto marked_exit = record(UPROF_BPF_EXIT | UPROF_BPF_LOST_BEFORE, 0, 4242, 4243, 5200, {0, 0});
+  const uint32_t one = 1u << 16;
+  std::memcpy(marked_exit.data() + offsetof(uprof_bpf_record, reserved), &one, 4);
+  auto exit = c.convert(marked_exit);
+  ASSERT_TRUE(exit.ok()) << exit.error().message;
+  EXPECT_EQ(exit->event.kind, EventKind::Exit);
+  ASSERT_TRUE(exit->lost_before);
+  EXPECT_EQ(exit->lost_before->lost, 1u);
+  EXPECT_EQ(c.lost_marked(), 4u);
+  EXPECT_EQ(c.samples(), 2u);
+}
+
 TEST(BpfRecords, BadRecordsAreErrorsNamingWhatIsWrong) {
   CapturePlan plan = add_plan();
   BpfRecordConverter c(plan);
@@ -164,6 +199,18 @@ TEST(BpfRecords, TextHitsCarryTheirStringsWholeOrCut) {
   EXPECT_EQ(string_value(e->event, 2).bytes, "abcd");
   EXPECT_TRUE(string_value(e->event, 2).cut);
   EXPECT_EQ(e->event.missing, 1u << 3);
+  EXPECT_FALSE(e->lost_before);
+
+  // The text bytes are `reserved`'s low half: a drop count beside them changes nothing.
+  auto marked = rec;
+  marked[offsetof(uprof_bpf_record, kind)] = std::byte{UPROF_BPF_HIT_TEXT | UPROF_BPF_LOST_BEFORE};
+  const uint32_t both = 2u << 16 | len;
+  std::memcpy(marked.data() + offsetof(uprof_bpf_record, reserved), &both, 4);
+  auto m = c.convert(marked);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(string_value(m->event, 0).bytes, "key7");
+  ASSERT_TRUE(m->lost_before);
+  EXPECT_EQ(m->lost_before->lost, 2u);
 
   // A string slot pointing past the text is a broken record, named.
   slots[0] = uint64_t{9} << 32 | 5;

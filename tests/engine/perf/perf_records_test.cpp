@@ -90,9 +90,43 @@ TEST(PerfRecords, LostSamplesAreChargedToTheirProbe) {
   EXPECT_EQ(e.kind, EventKind::Lost);
   EXPECT_EQ(e.probe, 1u);
   EXPECT_EQ(e.lost, 345u);
-  EXPECT_EQ(e.time, 999u);
+  EXPECT_EQ(e.time, 1000u);        // no record before it in its ring: from the start
+  EXPECT_EQ(e.lost_until, 1000u);  // its own time (999), never before the gap's start
   EXPECT_EQ(k.c.lost_records(), (std::vector<uint64_t>{0, 345}));
   EXPECT_EQ(k.c.samples(), 0u);
+}
+
+// The kernel writes LOST just before the first record that fits again: the drops lie
+// between the ring's record before it and the LOST record's own time. Any thread that
+// ran on the ring's CPU may have lost events: tid 0. Each ring has its own.
+TEST(PerfRecords, ALossSpansItsRingsGap) {
+  Converter k;
+  const uint64_t regs[] = {10, 1};
+  k.one(sample_record(kEntryId, 7, 8, 5000, regs));  // ring 0
+  ASSERT_TRUE(k.c.convert(sample_record(kEntryId, 7, 9, 5500, regs), 1));
+  auto rec = RecordBuilder(PERF_RECORD_LOST).u64(kEntryId).u64(12).u32(7).u32(8).u64(9000).u64(kEntryId).build();
+  Event e = k.one(rec);  // ring 0
+  EXPECT_EQ(e.kind, EventKind::Lost);
+  EXPECT_EQ(e.time, 5000u);
+  EXPECT_EQ(e.lost_until, 9000u);
+  EXPECT_EQ(e.tid, 0u);
+  EXPECT_EQ(e.pid, 0u);
+  auto other = k.c.convert(rec, 1);
+  ASSERT_TRUE(other && *other);
+  EXPECT_EQ((*other)->time, 5500u);
+}
+
+// Drops the kernel counted that no LOST record reported (the ring still full at the end)
+// become one loss of every thread at the end; none when every drop was reported.
+TEST(PerfRecords, DropsNoRecordReportedAreALossAtTheEnd) {
+  EXPECT_FALSE(unreported_loss(40, 40, 7000));
+  EXPECT_FALSE(unreported_loss(30, 40, 7000));  // the side band's own drops
+  auto e = unreported_loss(45, 40, 7000);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind, EventKind::Lost);
+  EXPECT_EQ(e->lost, 5u);
+  EXPECT_EQ(e->time, 7000u);
+  EXPECT_EQ(e->tid, 0u);
 }
 
 TEST(PerfRecords, TaskRecordsFromTheSideBand) {

@@ -68,10 +68,20 @@ enum uprof_bpf_record_kind {
   UPROF_BPF_HIT_TEXT = 5, /* a hit with strings: UPROF_BPF_MAX_SLOTS values, then `reserved` text bytes */
 };
 
+/* Set in a record's `kind` when records of the same thread (tid) were dropped since
+ * its record before this one (the ring had no room): the user side must not pair an
+ * entry before this record with a return from it on. How many were dropped is in
+ * bits 16..31 of `reserved` (at most 65535; a larger count spills into the thread's
+ * next record). Which threads lost records is kept only while one has: a thread's
+ * drop notes it (`lost_threads`, an LRU hash), its next record written takes the note,
+ * and `lost_pending` (the notes open) keeps every record free of the lookup while it is 0. */
+#define UPROF_BPF_LOST_BEFORE 0x80
+#define UPROF_BPF_KIND_MASK 0x7f
+
 /* Every ring-buffer record starts with this; values follow (8 bytes each). A hit's
  * record is reserved in a size class at least as large as it needs. */
 struct uprof_bpf_record {
-  __u8 kind;
+  __u8 kind; /* a uprof_bpf_record_kind, with UPROF_BPF_LOST_BEFORE */
   __u8 nvalues;
   __u16 cpu; /* where it was written: the ring's order holds per CPU */
   __u32 probe;
@@ -79,7 +89,15 @@ struct uprof_bpf_record {
   __u32 tid;
   __u64 time; /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
   __u32 missing; /* bit i: slot i could not be read (stored as 0) */
-  __u32 reserved; /* HIT_TEXT: the text bytes after the values */
+  __u32 reserved; /* bits 0..15, HIT_TEXT: the text bytes after the values; bits 16..31, with
+                     UPROF_BPF_LOST_BEFORE: the thread's records dropped before this one */
+};
+
+/* The `lost_threads` LRU hash (by tid): a thread whose records were dropped since its last
+ * record written. */
+struct uprof_bpf_lost {
+  __u32 records; /* dropped */
+  __u32 pid;     /* its tgid, for the marker the user side makes of a note never taken */
 };
 
 /* Per probe, per CPU (a per-CPU array indexed by cookie). hits == written + dropped. */

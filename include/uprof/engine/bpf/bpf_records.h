@@ -7,9 +7,11 @@
 //   HIT with a DWARF constant slot               ->  the slot holds the constant
 //   FORK 4243/4243 from 4242/4242                ->  Event{Fork, values {4242, 4242}}
 //   COMM 4242/4242 "worker"                      ->  Event{Comm, "worker"}
+//   HIT tid 4242 with LOST_BEFORE, 3 dropped     ->  Event{Lost, pid/tid 4242, lost 3}, then the hit
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -22,7 +24,13 @@ namespace uprof {
 struct BpfEvent {
   Event event;
   uint16_t cpu = 0;  // the CPU that wrote it: events of one CPU come in time order
+  // The record said its thread's records were dropped since its last one: this Lost
+  // event of that thread goes first (same CPU, same time).
+  std::optional<Event> lost_before{};
 };
+
+// A Lost event of one thread (model/recording.h): it lost `lost` events before `time`.
+Event thread_lost_event(uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost);
 
 class BpfRecordConverter {
  public:
@@ -39,11 +47,13 @@ class BpfRecordConverter {
   const std::vector<uint64_t>& recorded() const { return recorded_; }
   uint64_t samples() const { return samples_; }
   uint64_t missing_values() const { return missing_values_; }
+  // Drops the records' LOST_BEFORE marks counted.
+  uint64_t lost_marked() const { return lost_marked_; }
 
  private:
   const CapturePlan& plan_;
   std::vector<uint64_t> recorded_;
-  uint64_t samples_ = 0, missing_values_ = 0;
+  uint64_t samples_ = 0, missing_values_ = 0, lost_marked_ = 0;
 };
 
 }  // namespace uprof

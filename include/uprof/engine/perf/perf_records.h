@@ -4,7 +4,7 @@
 // caller (add_id) and keeps the counts the accounting needs.
 //
 //   SAMPLE id=41 tid=4242 time=T regs{di=1, si=10}  ->  Event{Sample, probe 0, values {1, 10}}
-//   LOST id=41 lost=3                                ->  Event{Lost, probe 0, lost 3}
+//   LOST id=41 lost=3 time=T2 (ring's last: T1)      ->  Event{Lost, probe 0, lost 3, time T1, until T2, tid 0}
 //   COMM (side band) pid=4242 "worker"               ->  Event{Comm, "worker"}
 //   MMAP2, THROTTLE, a side band's SAMPLE            ->  nothing
 #pragma once
@@ -38,8 +38,9 @@ class PerfRecordConverter {
   void set_raw_layout(uint32_t probe, std::vector<RawSlot> layout);
 
   // nullopt for a record the recording does not keep. An id never added, or bytes
-  // that do not decode, is an Error naming the record.
-  Result<std::optional<Event>> convert(std::span<const std::byte> record);
+  // that do not decode, is an Error naming the record. `ring`: the ring it came from
+  // (a LOST record's gap starts at that ring's record before it).
+  Result<std::optional<Event>> convert(std::span<const std::byte> record, std::size_t ring = 0);
 
   // Per probe (plan order): samples converted, and samples PERF_RECORD_LOST said
   // were dropped.
@@ -59,9 +60,19 @@ class PerfRecordConverter {
   const ArchInfo& arch_;
   std::unordered_map<uint64_t, IdInfo> ids_;
   std::vector<uint64_t> recorded_, lost_records_;
+  uint64_t& ring_time(std::size_t ring);
+
   uint64_t samples_ = 0, missing_values_ = 0;
+  uint64_t start_time_ = 0;
   uint64_t last_time_ = 0;  // for records without a time of their own
+  std::vector<uint64_t> ring_times_;  // per ring: the time of its last record
   std::vector<std::vector<RawSlot>> raw_layouts_;  // per probe
 };
+
+// Drops the kernel counted (PERF_FORMAT_LOST, `counted`) beyond what the Lost events
+// said (`reported`): a ring still full when the recording stopped gets no LOST record
+// (docs/kernel-findings.md). Which ring, and since when, is not known: a Lost of every
+// thread at `time` (the end), so that the calls still open are cut, not "stopped".
+std::optional<Event> unreported_loss(uint64_t counted, uint64_t reported, uint64_t time);
 
 }  // namespace uprof
