@@ -1,6 +1,6 @@
 // A FIFO of events in compact form, for the events the drain holds between the ring and
 // the data file (drain/event_order.h): each event is copied in as its fields and only
-// as many values as it has (48 bytes + 8 per value, its strings after them), into
+// as many values as it has (56 bytes + 8 per value, its strings after them), into
 // 16 KiB chunks that are reused, so that what waits in memory is about as big as it
 // was in the ring. An Event in memory is ~370 bytes whatever it holds (32 value slots,
 // two strings): held as such, 8 MB of ring records became 60 MB of queue.
