@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,8 +72,10 @@ Workload::~Workload() {
   }
 }
 
-Result<Workload> Workload::spawn(const std::vector<std::string>& argv) {
+Result<Workload> Workload::spawn(const std::vector<std::string>& argv, bool adopt_orphans) {
   if (argv.empty()) return err("workload: no command given");
+  if (adopt_orphans && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    return err("workload: prctl(PR_SET_CHILD_SUBREAPER): ", std::strerror(errno));
   int go[2], ee[2];
   if (::pipe2(go, O_CLOEXEC) != 0 || ::pipe2(ee, O_CLOEXEC) != 0)
     return err("workload: pipe: ", std::strerror(errno));
@@ -131,6 +134,12 @@ Status Workload::start() {
   return ok();
 }
 
+void Workload::reaped(int wait_status) {
+  reaped_ = true;
+  status_ = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+  signal_ = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0;
+}
+
 Result<int> Workload::wait() {
   if (reaped_) return status_;
   int st = 0;
@@ -140,10 +149,26 @@ Result<int> Workload::wait() {
     if (r < 0 && errno == EINTR) continue;
     return err("workload: waitpid: ", std::strerror(errno));
   }
-  reaped_ = true;
-  status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  signal_ = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+  reaped(st);
   return status_;
+}
+
+bool Workload::descendants_running() {
+  // Peek (WNOWAIT) at one exited child at a time and reap it: the workload's status is
+  // kept, an adopted orphan's is nobody's to report.
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      return false;  // ECHILD: no child left at all
+    }
+    if (info.si_pid == 0) return true;  // children, none of them exited
+    int st = 0;
+    pid_t r;
+    while ((r = ::waitpid(info.si_pid, &st, 0)) < 0 && errno == EINTR) {
+    }
+    if (r == pid_) reaped(st);
+  }
 }
 
 }  // namespace uprof

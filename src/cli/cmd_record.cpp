@@ -94,6 +94,8 @@ po::options_description record_options() {
       "pid,p", po::value<int>(), "attach to a running process and all its threads")(
       "all,a", "every process that runs the probed code (specs name their file: BIN:FUNC)")(
       "duration", po::value<double>(), "stop after SEC seconds")(
+      "exit-with-command", "end the recording when the command's first process exits (as perf record does), not "
+      "when the last process it started has (a daemon's child)")(
       "interval", po::value<double>(),
       "every SEC seconds while recording, print per function the calls, p50, p99 and max latency of that "
       "interval and the events lost (stderr); the data file is still whole")(
@@ -167,6 +169,7 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
     return usage_error("record", "--buffer-size is a size of at least 1M, e.g. 64M (B, K, M or G)");
   req.drain_budget = static_cast<std::size_t>(*budget);
   if (vm.count("duration")) req.duration_s = vm["duration"].as<double>();
+  req.exit_with_command = vm.count("exit-with-command") > 0;
   if (vm.count("interval")) {
     req.interval_s = vm["interval"].as<double>();
     if (!(*req.interval_s >= 0.01 && *req.interval_s <= 86400))

@@ -96,7 +96,14 @@ Result<StopWaiter> StopWaiter::open(const StopCondition& stop, std::span<const i
 Result<std::optional<StopReason>> StopWaiter::wait(int poll_interval_ms, bool& ready) {
   ready = false;
   if (stop_->flag && stop_->flag->load(std::memory_order_relaxed)) return std::optional(StopReason::Flag);
-  if (workload_exited_) return std::optional(StopReason::WorkloadExited);
+  if (workload_exited_) {
+    if (!stop_->descendants_running || !stop_->descendants_running())
+      return std::optional(StopReason::WorkloadExited);
+    if (pidfd_.valid()) {  // readable from now on: it would wake every wait
+      ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, pidfd_.get(), nullptr);
+      pidfd_.reset();
+    }
+  }
   int timeout = poll_interval_ms;
   if (stop_->deadline) {
     // Rounded up: waking a little early would only spin once more.
@@ -121,7 +128,8 @@ Result<std::optional<StopReason>> StopWaiter::wait(int poll_interval_ms, bool& r
       ::epoll_ctl(ep_.get(), EPOLL_CTL_DEL, fds_[i], nullptr);
     }
   }
-  if (!pidfd_.valid() && stop_->workload > 0 && exited_without_reaping(stop_->workload)) workload_exited_ = true;
+  if (!pidfd_.valid() && !workload_exited_ && stop_->workload > 0 && exited_without_reaping(stop_->workload))
+    workload_exited_ = true;
   return std::optional<StopReason>{};
 }
 

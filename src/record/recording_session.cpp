@@ -189,7 +189,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   std::optional<Workload> workload;
   pid_t pid = req.attach_pid;
   if (pid <= 0 && !req.command.empty()) {
-    UPROF_ASSIGN(Workload w, Workload::spawn(req.command));
+    UPROF_ASSIGN(Workload w, Workload::spawn(req.command, !req.exit_with_command));
     workload.emplace(std::move(w));
     pid = workload->pid();
     if (control.workload_pid) control.workload_pid->store(pid);
@@ -223,7 +223,17 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   };
   if (pid > 0) UPROF_TRY(write(first_comm(req, pid, meta.start_monotonic_ns)));
 
-  const StopCondition stop = stop_condition(req, pid, control);  // --duration counts from here
+  StopCondition stop = stop_condition(req, pid, control);  // --duration counts from here
+  if (workload && !req.exit_with_command)
+    stop.descendants_running = [&workload, &control, &req, said = false]() mutable {
+      const bool left = workload->descendants_running();
+      if (left && !said && control.on_note) {
+        said = true;
+        control.on_note(req.command.front() + " exited; still recording the processes it left running, until the last "
+                        "exits (Ctrl-C or --duration stop sooner; --exit-with-command stops with the first process)");
+      }
+      return left;
+    };
   UPROF_TRY(engine->start());
   if (workload) UPROF_TRY(workload->start());
   // A failed write of the data file (disk full, I/O error) ends the recording;

@@ -9,6 +9,11 @@
 //             A child that sees EOF without the byte (uprof died first) exits
 //             without running the command.
 //   wait():   the exit status, 128 + signal when killed (as a shell reports it)
+//
+// With `adopt_orphans`, uprof is the workload's child subreaper (PR_SET_CHILD_SUBREAPER):
+// a process the workload starts and leaves behind (daemon(), `cmd &` in a script) is
+// re-parented to uprof instead of init, so uprof can tell when the last one has exited
+// (descendants_running()) and reaps them. They see uprof as their parent (getppid).
 #pragma once
 
 #include <sys/types.h>
@@ -31,7 +36,7 @@ int exec_failure_status(int errno_value);
 
 class Workload {
  public:
-  static Result<Workload> spawn(const std::vector<std::string>& argv);
+  static Result<Workload> spawn(const std::vector<std::string>& argv, bool adopt_orphans = false);
   Workload(Workload&& o) noexcept;
   Workload& operator=(Workload&&) = delete;
   Workload(const Workload&) = delete;
@@ -44,9 +49,14 @@ class Workload {
   bool exited() const { return reaped_; }
   // The signal that killed it, 0 if it exited (valid after wait()).
   int term_signal() const { return signal_; }
+  // Whether a process the workload started is still running: the workload itself, or an
+  // orphan of it adopted by uprof (spawn with adopt_orphans). Reaps those that exited,
+  // the workload's own status kept for wait(). Never blocks.
+  bool descendants_running();
 
  private:
   Workload() = default;
+  void reaped(int wait_status);
   std::string argv0_;
   pid_t pid_ = -1;
   UniqueFd go_;       // write end: closing it lets the child exec

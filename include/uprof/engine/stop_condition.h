@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -22,6 +23,9 @@ struct StopCondition {
   // Stop when this process has exited (watched with a pidfd; it is not reaped:
   // its exit status stays for the caller's waitpid). -1: no workload.
   pid_t workload = -1;
+  // Set: once the workload has exited, the capture goes on while this says a process
+  // it started is still running (a daemon's child), polled at every wake of the loop.
+  std::function<bool()> descendants_running{};
   // Stop when set, e.g. by a SIGINT handler (a lock-free atomic is signal-safe).
   const std::atomic<bool>* flag = nullptr;
   std::optional<std::chrono::steady_clock::time_point> deadline{};

@@ -38,6 +38,10 @@ struct RecordRequest {
   std::size_t ring_pages = 0;           // -m: see CaptureTarget::ring_pages; 0 = the engine's default
   std::size_t drain_budget = 0;         // --buffer-size: see CaptureTarget::drain_budget; 0 = the default
   std::optional<double> duration_s;     // --duration
+  // A command's recording ends when the last process it started has exited (a daemon's
+  // child too: uprof adopts its orphans); --exit-with-command ends it with the command's
+  // first process, as perf record does.
+  bool exit_with_command = false;
   // --interval SEC: a block of per-function statistics every SEC while recording
   // (SessionControl::on_interval); the command draws log2 histograms in each when
   // interval_hist is set.
