@@ -241,7 +241,7 @@ GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std
     GroupStats g = make_group(function);
     g.pid = options_.by == GroupBy::Function ? 0 : pid;
     g.tid = options_.by == GroupBy::Thread ? tid : 0;
-    if (options_.by == GroupBy::Thread) g.comm = comm;
+    if (options_.by != GroupBy::Function) g.comm = comm;  // by process: the name of its first thread seen
     g.other_values = (key.a & kOtherBit) != 0;
     g.has_by_value = by_value && !g.other_values;
     g.by_value = g.has_by_value ? *by_value : 0;

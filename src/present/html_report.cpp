@@ -135,7 +135,7 @@ std::string split_label(const ReportModel& m, const GroupStats& g) {
     parts.push_back("thread " + std::to_string(g.tid) + (g.comm.empty() ? "" : " (" + g.comm + ")") +
                     (g.pid != g.tid ? " of pid " + std::to_string(g.pid) : ""));
   else if (g.pid)
-    parts.push_back("pid " + std::to_string(g.pid));
+    parts.push_back("pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " (" + g.comm + ")"));
   if (g.other_values) {
     parts.push_back(m.options.by_value + " = other values");
   } else if (g.has_by_value) {

@@ -150,10 +150,8 @@ void group_json(JsonWriter& w, const ReportModel& m, const GroupStats& g, const 
   w.field("path", f.path);
   w.field("label", group_label(m, g));
   if (g.pid) w.field("pid", g.pid);
-  if (g.tid) {
-    w.field("tid", g.tid);
-    w.field("comm", g.comm);
-  }
+  if (g.tid) w.field("tid", g.tid);
+  if (g.pid) w.field("comm", g.comm);
   if (g.has_by_value) {
     for (const auto& v : f.values)
       if (v.name == m.options.by_value) {

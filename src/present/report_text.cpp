@@ -30,7 +30,7 @@ std::string group_label(const ReportModel& m, const GroupStats& g) {
   const FunctionInfo& f = m.functions.functions[g.function];
   std::string s = f.name;
   if (g.tid) s += " [" + std::to_string(g.pid) + "/" + std::to_string(g.tid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
-  else if (g.pid) s += " [pid " + std::to_string(g.pid) + "]";
+  else if (g.pid) s += " [pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
   if (g.other_values) s += " [" + m.options.by_value + "=other]";
   else if (g.has_by_value) {
     for (const auto& v : f.values)

@@ -13,6 +13,7 @@
 #include "uprof/analyse/interval_stats.h"
 #include "uprof/attach/workload.h"
 #include "uprof/engine/engine_table.h"
+#include "uprof/record/task_names.h"
 #include "uprof/store/data_file.h"
 #include "uprof/util/clock.h"
 #include "uprof/util/thousands.h"
@@ -121,6 +122,27 @@ Event first_comm(const RecordRequest& req, pid_t pid, uint64_t start) {
   return comm;
 }
 
+// -a and -p: the moment the probes are live, so that a user (or a script) knows
+// from when on calls are recorded; nothing before it is, and no kernel counts those.
+std::string live_line(const RecordRequest& req, std::size_t probes, pid_t pid) {
+  std::string where;
+  if (pid > 0) {
+    where = "in process " + std::to_string(pid);
+    const std::string name = read_first_line("/proc/" + std::to_string(pid) + "/comm");
+    if (!name.empty()) where += " (" + name + ")";
+  } else {
+    where = "in every process that maps their files";
+  }
+  std::string until = pid > 0 ? "until it exits or Ctrl-C" : "until Ctrl-C";
+  if (req.duration_s) {
+    char d[48];
+    std::snprintf(d, sizeof d, "for %g s", *req.duration_s);
+    until = std::string(d) + " or " + until;
+  }
+  return "recording: " + with_commas(probes) + (probes == 1 ? " probe" : " probes") + " live " + where +
+         "; calls from now on are recorded, " + until;
+}
+
 StopCondition stop_condition(const RecordRequest& req, pid_t pid, const SessionControl& control) {
   StopCondition sc;
   sc.workload = pid;  // -1 with -a and no command: until Ctrl-C or --duration
@@ -211,7 +233,12 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   rep.probes = plan.probes;
   rep.cpus = engine->cpus();
   LiveIntervals intervals(plan, meta, control);
+  TaskNames names;  // threads running before the recording started get their names from /proc
   auto write = [&](const Event& e) -> Status {
+    if (std::optional<Event> comm = names.before(e)) {
+      rep.events++;
+      UPROF_TRY(writer.add(*comm));
+    }
     rep.events++;
     intervals.add(e);
     return writer.add(e);
@@ -236,6 +263,7 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
     };
   UPROF_TRY(engine->start());
   if (workload) UPROF_TRY(workload->start());
+  else if (control.on_note) control.on_note(live_line(req, plan.probes.size(), pid));
   // A failed write of the data file (disk full, I/O error) ends the recording;
   // the file keeps every whole section written before, and the error says so.
   auto write_failure = [&](Error e) {

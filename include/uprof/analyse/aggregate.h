@@ -80,7 +80,7 @@ struct GroupStats {
   uint32_t function = 0;
   uint32_t pid = 0;                    // GroupBy::Process and ::Thread; 0 otherwise
   uint32_t tid = 0;                    // GroupBy::Thread; 0 otherwise
-  std::string comm{};                  // GroupBy::Thread: the thread's name at its calls (a new name starts a new group)
+  std::string comm{};                  // by thread: the thread's name at its calls (a new name starts a new group); by process: the name of the first of its threads seen
   bool has_by_value = false;           // false: no --by, or the call did not capture it
   bool other_values = false;           // the values past max_value_groups
   uint64_t by_value = 0;               // normalised
