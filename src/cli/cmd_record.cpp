@@ -130,8 +130,10 @@ po::options_description record_options() {
       "exact-site", "probe each function at its symbol; by default an entry probe moves past first instructions "
       "the kernel single-steps (endbr64, test, mov...) to one it emulates, when that cannot change what it sees")(
       "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary (data in text)")(
-      "unsafe-returns", "return probes also on C++ functions an exception could unwind through (by default they "
-      "get entry probes only: an exception through a return probe aborts the program)")(
+      "unsafe-returns", "return probes on every function, also those an exception could unwind through (C++ code "
+      "that calls out): by default those are measured at their exits, a plain probe on each ret or tail-call "
+      "jump, with the same calls and latency (see README), since an exception through a return probe aborts "
+      "the program")(
       "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot, "
       "do not measure one (about half a second a class, once per boot): the report then has no "
       "'probe dominates' note and no --compensate for it");
@@ -220,7 +222,8 @@ int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind e
               << (ring_pages ? std::to_string(ring_pages) : "the default")
               << engine_row(engine).ring_pages << ") or fewer values\n";
   if (rep.missing_values)
-    std::cerr << "uprof: " << rep.missing_values << " captured values were unavailable (stored as 0)\n";
+    std::cerr << "uprof: " << rep.missing_values
+              << " captured values could not be read at their probe (the reports show <unreadable> or <unavailable>)\n";
   if (rep.late) std::cerr << "uprof: " << rep.late << " events arrived out of time order\n";
   if (rep.task_dropped)
     std::cerr << "uprof: " << rep.task_dropped << " fork, exit or thread-name records were dropped (ring full): "

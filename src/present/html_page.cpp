@@ -74,10 +74,10 @@ svg .bar:hover { fill: #2c5684; }
 svg .bar.zero { fill: #9aa3b2; }
 svg .outline { fill: none; stroke: #d1495b; stroke-width: 1.6; }
 svg .marker { stroke: var(--ink); stroke-width: 1.2; stroke-dasharray: 4 3; }
-svg .marker-label { font-size: 10.5px; font-weight: 600; fill: var(--ink); }
-svg .m-p90 { stroke: #6b4fa0; } svg .marker-label.m-p90 { fill: #6b4fa0; }
-svg .m-p99 { stroke: #c8660a; } svg .marker-label.m-p99 { fill: #c8660a; }
-svg .m-p99_9 { stroke: #b3261e; } svg .marker-label.m-p99_9 { fill: #b3261e; }
+svg .marker-label { font-size: 10.5px; font-weight: 600; fill: var(--ink); stroke: none; }
+svg line.m-p90 { stroke: #6b4fa0; } svg .marker-label.m-p90 { fill: #6b4fa0; }
+svg line.m-p99 { stroke: #c8660a; } svg .marker-label.m-p99 { fill: #c8660a; }
+svg line.m-p99_9 { stroke: #b3261e; } svg .marker-label.m-p99_9 { fill: #b3261e; }
 svg.timeline .marker { stroke-opacity: .75; }
 svg .pt { fill: var(--bar); fill-opacity: .55; }
 svg .pt:hover { fill-opacity: 1; }

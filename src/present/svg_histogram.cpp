@@ -21,7 +21,7 @@ std::string calls_text(uint64_t n) { return with_commas(n) + (n == 1 ? " call" :
 // apart share one label ("p99/p99.9"); labels that would still touch go a row down,
 // and when no row has room the line and its tooltip say it alone.
 void draw_markers(std::string& out, const HistogramPlot& p, const LogAxis& x, const Frame& f) {
-  constexpr double kRowHeight = 11, kNear = 4, kCharWidth = 6.0;
+  constexpr double kRowHeight = 11, kNear = 4, kCharWidth = 7.0;  // 10.5px bold digits are ~7px wide
   struct Label {
     double x;
     std::string text, css, tip;

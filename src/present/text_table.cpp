@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "uprof/util/display_width.h"
+
 namespace uprof {
 
 std::string TextTable::render() const {
   std::vector<std::size_t> width(columns_.size(), 0);
-  for (std::size_t c = 0; c < columns_.size(); c++) width[c] = columns_[c].header.size();
+  for (std::size_t c = 0; c < columns_.size(); c++) width[c] = display_width(columns_[c].header);
   for (const auto& r : rows_)
-    for (std::size_t c = 0; c < columns_.size() && c < r.size(); c++) width[c] = std::max(width[c], r[c].size());
+    for (std::size_t c = 0; c < columns_.size() && c < r.size(); c++) width[c] = std::max(width[c], display_width(r[c]));
 
   std::string out;
   auto emit = [&](const std::vector<std::string>& cells) {
@@ -16,7 +18,7 @@ std::string TextTable::render() const {
     for (std::size_t c = 0; c < columns_.size(); c++) {
       const std::string& s = c < cells.size() ? cells[c] : std::string();
       if (c) line += "  ";
-      std::size_t pad = width[c] - std::min(width[c], s.size());
+      std::size_t pad = width[c] - std::min(width[c], display_width(s));
       if (columns_[c].align == Align::Right) line += std::string(pad, ' ') + s;
       else line += s + std::string(pad, ' ');
     }

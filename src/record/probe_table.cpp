@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "uprof/model/probe_label.h"
@@ -179,6 +180,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
   // -e lines.c:12`, where sq's inlined copy starts that line) are two, each counting every
   // hit, as perf's two probes at one address would: the kernel breaks there once for both.
   std::map<std::tuple<std::string, uint64_t, ProbeKind, std::string>, std::size_t> seen;  // -> index in plan.probes
+  std::set<std::pair<std::string, std::string>> said;  // (earlier spec, later spec) merged and noted
   for (const auto& r : resolved) {
     const ArchInfo& arch = arch_info(r.arch);
     const ReturnRisk* risk = risks.of(r);
@@ -199,8 +201,11 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
       auto [at, fresh] = seen.emplace(std::make_tuple(r.path, site.file_offset, kind, r.function), plan.probes.size());
       if (!fresh) {
         // Probed already by an earlier spec: its values gain the ones not there
-        // yet (`-e 'add %di' -e 'add%return %lr'`).
+        // yet (`-e 'add %di' -e 'add%return %lr'`), and the user hears of the shared row.
         ProbeInfo& p = plan.probes[at->second];
+        if (said.insert({p.spec, r.spec}).second)
+          plan.notes.push_back("'" + r.spec + "' probes what '" + p.spec + "' probes already (" + r.function +
+                               "): one row in the report, with the values of both");
         std::vector<ValueSpec> merged = p.values;
         for (auto& v : values)
           if (std::none_of(p.values.begin(), p.values.end(), [&](auto& w) { return w.name == v.name; }))

@@ -123,6 +123,7 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan, risks));
   plan.probes = std::move(table.probes);
   plan.capture = std::move(table.capture);
+  plan.notes.insert(plan.notes.end(), table.notes.begin(), table.notes.end());
   plan.request = std::move(request);
   return plan;
 }

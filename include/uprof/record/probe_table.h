@@ -35,6 +35,8 @@ struct PlanOptions {
 struct ProbeTable {
   std::vector<ProbeInfo> probes;  // the data file's probe table; index == position
   CapturePlan capture;            // one ProbeCapture per probe, in the same order
+  // For the user: specs that named what an earlier spec probes already, and share its row.
+  std::vector<std::string> notes;
 };
 
 // The arguments ($argN, by N) that key a USDT probe's pair: --pair-by's, else python's
