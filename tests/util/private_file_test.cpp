@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "support/test_support.h"
 
@@ -92,11 +95,19 @@ TEST(PrivateFile, ALinkPlantedAfterTheCheckIsReplacedNotFollowed) {
 TEST(PrivateFile, OwnedByTheUserWhoRanSudo) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root: chown to another user";
   test::TempDir dir;
+  // This test's own values, and the caller's back after it (a test run under sudo).
+  std::vector<std::pair<const char*, std::optional<std::string>>> saved;
+  for (const char* name : {"SUDO_UID", "SUDO_GID"}) {
+    const char* v = std::getenv(name);
+    saved.push_back({name, v ? std::optional<std::string>(v) : std::nullopt});
+  }
   ::setenv("SUDO_UID", "65534", 1);
   ::setenv("SUDO_GID", "65533", 1);
   auto f = PrivateFile::create(dir.file("mine"));
-  ::unsetenv("SUDO_UID");
-  ::unsetenv("SUDO_GID");
+  for (const auto& [name, v] : saved) {
+    if (v) ::setenv(name, v->c_str(), 1);
+    else ::unsetenv(name);
+  }
   ASSERT_TRUE(f);
   ASSERT_TRUE(f->place());
   struct stat st {};
