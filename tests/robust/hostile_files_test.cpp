@@ -178,6 +178,15 @@ TEST(HostileFiles, InputsThatAreNotRegularElfFilesAreRefusedByType) {
     EXPECT_EQ(only_error_line(*lib), c.line);
     EXPECT_TRUE(lib->out.empty()) << "the workload ran: " << lib->out;
   }
+  // /dev/zero and the FIFO as the program: refused by type, with a shell's 126.
+  for (const auto& [file, type] : {std::pair<std::string, std::string>{"/dev/zero", "a character device"},
+                                   {fifo, "a FIFO (named pipe)"}}) {
+    auto run = within({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", file},
+                      std::chrono::seconds(10));
+    ASSERT_TRUE(run) << "uprof record -- " << file << " still ran after 10 s";
+    EXPECT_EQ(run->exit_code, 126) << file;
+    EXPECT_EQ(only_error_line(*run), "uprof: workload: " + file + ": is " + type + ", not a program");
+  }
   // The 2 GB file as the program (it is executable): its first page says it is no
   // script, and the ELF check refuses it; nothing reads it through.
   auto prog = within({uprof_binary(), "record", "-o", dir.file("u.data"), "-e", "add", "--", sparse},
