@@ -1,5 +1,6 @@
 #include "uprof/record/recording_session.h"
 
+#include <signal.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -212,6 +213,13 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
                                                       .workload_file = plan.target, .on_note = control.on_note}));
   meta.engine = std::string(engine->name());
   meta.attach = engine->attach_path();
+  // A write past RLIMIT_FSIZE raises SIGXFSZ, which would end uprof on the spot and the
+  // recording with it; with a handler that does nothing (reset at the workload's exec,
+  // which SIG_IGN would not be) the write fails with EFBIG, and stops the recording as a
+  // full disk does.
+  struct sigaction on_xfsz {};
+  on_xfsz.sa_handler = [](int) {};
+  ::sigaction(SIGXFSZ, &on_xfsz, nullptr);
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;

@@ -109,6 +109,31 @@ TEST(SystemErrors, DiskFullStopsTheRecordingNotTheWorkload) {
   }
 }
 
+// RLIMIT_FSIZE (inherited by the workload, whose output is small): the write past it
+// fails with EFBIG instead of SIGXFSZ ending uprof, and it ends as a full disk does.
+TEST(SystemErrors, FileSizeLimitStopsTheRecordingNotTheWorkload) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string out = dir.file("u.data"), own = dir.file("own-output.txt");
+  const std::string workload = fixture("x86_64", "workload");
+  Child::Options limited{.in_child = [] {
+    rlimit rl{.rlim_cur = 256 << 10, .rlim_max = 256 << 10};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+  }};
+  auto r = run_child({uprof_binary(), "record", "-o", out, "-e", workload + ":add %di %si", "--", "/bin/sh", "-c",
+                      workload + " calls 200000 > " + own + "; exit 3"},
+                     limited);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nuprof: store: " + out + ": File too large after [0-9,]+ bytes: "
+                                                  "the recording stopped there \\(probes removed\\), the workload ran "
+                                                  "on to its end; ")))
+      << r.err;
+  EXPECT_EQ(slurp_file(own), "calls 200000\n");
+  auto rep = test::run({uprof_binary(), "report", out, "--hist", "none"});
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_NE(rep.err.find("cut short at byte"), std::string::npos) << rep.err;
+}
+
 // A disk already full when the recording starts: refused before the workload runs, and
 // a data file already at the name keeps its bytes (the new one never reached it).
 TEST(SystemErrors, DiskAlreadyFullRefusesBeforeTheWorkloadRuns) {
