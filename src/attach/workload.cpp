@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
+
+#include "uprof/util/file_type.h"
 
 namespace uprof {
 
@@ -36,6 +39,11 @@ Result<std::string> find_program(const std::string& cmd) {
     struct stat st {};
     if (::stat(cmd.c_str(), &st) != 0) return exec_error(cmd, errno);
     if (S_ISDIR(st.st_mode)) return exec_error(cmd, EISDIR, "is a directory");
+    // /dev/zero, a FIFO: named by type, as execve(2) would refuse them (EACCES, 126).
+    if (!S_ISREG(st.st_mode)) {
+      const std::string what = "is " + std::string(file_type_name(st.st_mode)) + ", not a program";
+      return exec_error(cmd, EACCES, what.c_str());
+    }
     if (::access(cmd.c_str(), X_OK) != 0) return exec_error(cmd, EACCES);
     return cmd;
   }

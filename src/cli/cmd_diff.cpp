@@ -1,12 +1,10 @@
 // uprof diff: two recordings compared per function, with a verdict on noise.
 #include <boost/program_options.hpp>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include "command.h"
 #include "filter_options.h"
+#include "output_file.h"
 #include "uprof/analyse/diff_model.h"
 #include "uprof/present/diff_formats.h"
 
@@ -66,20 +64,15 @@ int cmd_diff(int argc, char** argv) {
   if (format != "text" && format != "json" && format != "html")
     return usage_error("diff", "--format takes text, json or html");
   // A bad -o fails before the files are read.
-  std::ofstream file;
-  if (vm.count("output")) {
-    file.open(vm["output"].as<std::string>());
-    if (!file) return fail("diff: cannot write " + vm["output"].as<std::string>() + ": " + std::strerror(errno));
-  }
+  auto file = OutputFile::open("diff", vm.count("output") ? vm["output"].as<std::string>() : "");
+  if (!file) return fail(file.error().message);
 
   auto d = build_diff(files[0], files[1], o);
   if (!d) return fail(d.error().message);
-  std::ostream& out = file.is_open() ? static_cast<std::ostream&>(file) : std::cout;
-  if (format == "json") out << render_json_diff(*d, fail_above);
-  else if (format == "html") out << render_html_diff(*d, fail_above);
-  else out << render_text_diff(*d);
-  out.flush();
-  if (!out) return fail("diff: writing the output failed");
+  const std::string text = format == "json"   ? render_json_diff(*d, fail_above)
+                           : format == "html" ? render_html_diff(*d, fail_above)
+                                              : render_text_diff(*d);
+  if (auto st = file->write(text); !st) return fail(st.error().message);
 
   if (!fail_above) return 0;
   const auto slower = regressions(*d, *fail_above);

@@ -212,8 +212,10 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
 
 // After the run: the summary, and a line for each thing that went missing.
 int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind engine) {
-  std::cerr << summary_line(rep) << "\n";
-  if (!rep.accounted())
+  // A data file cut short by a full disk: its line instead of the counts it cannot vouch for.
+  if (!rep.write_failure.empty()) std::cerr << rep.write_failure << "\n";
+  else std::cerr << summary_line(rep) << "\n";
+  if (rep.write_failure.empty() && !rep.accounted())
     std::cerr << "uprof: WARNING: recorded " << rep.recorded_total() << " + lost " << rep.lost
               << " != kernel count " << rep.kernel_total() << ": events are missing or duplicated\n";
   if (rep.lost)

@@ -1,8 +1,10 @@
-// Where a command's output goes: stdout, or the file -o names. The file is opened when
+// Where a command's output goes: stdout, or the file -o names. The name is checked when
 // the command starts, so that a bad path fails at once and not after a pass over a big
-// data file, but it is only emptied and written when the output is ready: a run that
-// fails leaves a file that was there as it was, and removes one it created.
-//   auto out = OutputFile::open(path);   // "uprof: report: /nope/r.html: No such file or directory"
+// data file, and the output is written to a new private file beside it
+// (util/private_file.h: never through a link, 0600, the sudo user's) that is renamed
+// onto the name once it is whole: a run that fails leaves what was there as it was.
+// A character device (/dev/null, a terminal) is written as it is: only root makes one.
+//   auto out = OutputFile::open("report", path);  // "uprof: report: /nope/r.html: the directory /nope does not exist"
 //   ... build the report ...
 //   out->write(html);
 #pragma once
@@ -10,7 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "uprof/util/private_file.h"
 #include "uprof/util/result.h"
+#include "uprof/util/unique_fd.h"
 
 namespace uprof::cli {
 
@@ -19,24 +23,21 @@ class OutputFile {
   // "" or "-": stdout. `command` prefixes the error ("report").
   static Result<OutputFile> open(std::string_view command, const std::string& path);
 
-  OutputFile(OutputFile&& other) noexcept;
+  OutputFile(OutputFile&& other) noexcept = default;
   OutputFile& operator=(OutputFile&&) = delete;
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile();
 
-  // Replaces the file's content with `content` (or prints it), once.
+  // Writes `content` as the file's whole content (or prints it), once.
   Status write(std::string_view content);
   const std::string& path() const { return path_; }
 
  private:
-  OutputFile(std::string command, std::string path, int fd, bool created)
-      : command_(std::move(command)), path_(std::move(path)), fd_(fd), created_(created) {}
+  OutputFile(std::string command, std::string path) : command_(std::move(command)), path_(std::move(path)) {}
 
   std::string command_;
   std::string path_;   // "" for stdout
-  int fd_ = -1;
-  bool created_ = false;
+  UniqueFd device_;    // a character device, opened at once
   bool written_ = false;
 };
 

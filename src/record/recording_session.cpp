@@ -1,11 +1,13 @@
 #include "uprof/record/recording_session.h"
 
+#include <signal.h>
 #include <sys/utsname.h>
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -173,6 +175,15 @@ Trailer trailer(const RecordReport& rep, bool launched) {
   return t;
 }
 
+// "uprof: store: u.data: No space left on device after 262,144 bytes: ..." One line,
+// true whenever it is printed: the workload has not been touched.
+std::string write_failure_line(const DataFileWriter& writer, bool workload) {
+  return "uprof: store: " + writer.path() + ": " + std::strerror(writer.write_errno()) + " after " +
+         with_commas(writer.bytes_written()) + " bytes: the recording stopped there (probes removed)" +
+         (workload ? ", the workload ran on to its end" : "") + "; what was written is readable: uprof report " +
+         writer.path();
+}
+
 }  // namespace
 
 uint64_t RecordReport::kernel_total() const {
@@ -224,6 +235,13 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
                                                       .workload_file = plan.target, .on_note = control.on_note}));
   meta.engine = std::string(engine->name());
   meta.attach = engine->attach_path();
+  // A write past RLIMIT_FSIZE raises SIGXFSZ, which would end uprof on the spot and the
+  // recording with it; with a handler that does nothing (reset at the workload's exec,
+  // which SIG_IGN would not be) the write fails with EFBIG, and stops the recording as a
+  // full disk does.
+  struct sigaction on_xfsz {};
+  on_xfsz.sa_handler = [](int) {};
+  ::sigaction(SIGXFSZ, &on_xfsz, nullptr);
   UPROF_ASSIGN(DataFileWriter writer, DataFileWriter::create(req.output, meta, plan.probes));
 
   RecordReport rep;
@@ -264,18 +282,18 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
   UPROF_TRY(engine->start());
   if (workload) UPROF_TRY(workload->start());
   else if (control.on_note) control.on_note(live_line(req, plan.probes.size(), pid));
-  // A failed write of the data file (disk full, I/O error) ends the recording;
-  // the file keeps every whole section written before, and the error says so.
-  auto write_failure = [&](Error e) {
-    if (writer.failed())
-      e.message += std::string("; recording stopped") + (workload && !workload->exited() ? " (the workload was killed)" : "") +
-                   "; what was written before is readable: uprof report " + req.output;
-    return e;
-  };
   auto captured = engine->capture(stop, CaptureSink{.write = write, .flush = flush});
-  if (!captured) return write_failure(std::move(captured).take_error());
-  intervals.ended();
-  take_capture(rep, std::move(*captured));
+  if (!captured && !writer.failed()) return std::move(captured).take_error();
+  if (captured) {
+    intervals.ended();
+    take_capture(rep, std::move(*captured));
+  } else {
+    // The data file cannot be written on (a full disk, a quota, an I/O error): the
+    // recording ends, the workload does not. The probes come off now, and the workload
+    // runs to its end untouched and is waited for below.
+    engine.reset();
+    rep.write_failure = write_failure_line(writer, workload.has_value());
+  }
 
   if (workload) {
     // Ctrl-C: the workload got SIGINT too; wait for it to finish what it does on that.
@@ -283,8 +301,15 @@ Result<RecordReport> run_session(const RecordingPlan& plan, EngineKind engine_ki
     rep.exit_status = st;
     rep.term_signal = workload->term_signal();
   }
-  const Trailer t = trailer(rep, workload.has_value());
-  if (auto st = writer.finish(t); !st) return write_failure(std::move(st).take_error());
+  if (rep.write_failure.empty()) {
+    const Trailer t = trailer(rep, workload.has_value());
+    if (auto st = writer.finish(t); !st) {
+      if (!writer.failed()) return std::move(st).take_error();
+      rep.write_failure = write_failure_line(writer, workload.has_value());
+    }
+  }
+  // -p and -a have no workload's status to pass on: a recording cut short fails.
+  if (!rep.write_failure.empty() && !workload) rep.exit_status = 1;
   rep.bytes = writer.bytes_written();
   return rep;
 }

@@ -2,9 +2,13 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <link.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -23,6 +27,7 @@
 #include "uprof/util/environ_block.h"
 #include "uprof/util/hex.h"
 #include "uprof/util/proc_maps.h"
+#include "uprof/util/sudo_user.h"
 #include "uprof/util/unique_fd.h"
 
 namespace uprof {
@@ -41,13 +46,55 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
+// Makes the helper `user` for good before any of the file's code runs: no
+// supplementary groups, real, effective and saved ids all the user's (a uid other than
+// 0 loses every capability at setresuid), no capability left in any set, and no way to
+// gain one back (PR_SET_NO_NEW_PRIVS: no setuid program, no file capability). Checked
+// after: setuid(0) must fail. The reason on failure; then nothing of the file runs.
+std::optional<std::string> drop_privileges(const UserIds& user) {
+  auto failed = [](const char* what) { return std::string(what) + ": " + std::strerror(errno); };
+  if (::getuid() == 0 || ::geteuid() == 0) {
+    for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return failed("PR_CAPBSET_DROP");
+    if (::setgroups(0, nullptr) != 0) return failed("setgroups");
+    if (::setresgid(user.gid, user.gid, user.gid) != 0) return failed("setresgid");
+    if (::setresuid(user.uid, user.uid, user.uid) != 0) return failed("setresuid");
+  }
+  // A uprof that is not root may still hold file capabilities (cap_perfmon, cap_bpf).
+  __user_cap_header_struct head{.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capset, &head, none) != 0) return failed("capset");
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return failed("PR_CAP_AMBIENT_CLEAR_ALL");
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
+  __user_cap_data_struct left[_LINUX_CAPABILITY_U32S_3] = {};
+  uid_t r = 0, e = 0, saved = 0;
+  if (::getresuid(&r, &e, &saved) != 0 || r == 0 || e == 0 || saved == 0) return std::string("still uid 0");
+  if (::syscall(SYS_capget, &head, left) != 0 || left[0].effective || left[0].permitted || left[1].effective ||
+      left[1].permitted)
+    return std::string("capabilities remain");
+  if (::setuid(0) == 0) return std::string("setuid(0) succeeded after the drop");
+  return std::nullopt;
+}
+
 // The helper process: one line per query on `out`, "at VADDR", "none WHY" or "other
-// PATH"; or one line "fail WHY" when the library does not load. Its own output goes to
-// /dev/null: a library's constructor may print.
-[[noreturn]] void answer_in_child(int out, const std::string& path, const std::vector<IfuncQuery>& queries) {
+// PATH"; or one line when nothing of the library ran: "fail WHY" (it does not load),
+// "unreadable WHY" (`user` cannot read it), "nodrop WHY" (the helper could not become
+// `user`). Its own output goes to /dev/null: a library's constructor may print.
+[[noreturn]] void answer_in_child(int out, const std::string& path, const std::vector<IfuncQuery>& queries,
+                                  const UserIds& user) {
   if (int null = ::open("/dev/null", O_WRONLY); null >= 0) {
     ::dup2(null, STDOUT_FILENO);
     ::dup2(null, STDERR_FILENO);
+  }
+  if (auto why = drop_privileges(user)) {
+    write_all(out, "nodrop " + *why + "\n");
+    ::_exit(0);
+  }
+  // As `user` now: access(2) checks the real uid, which is theirs too.
+  if (::access(path.c_str(), R_OK) != 0) {
+    write_all(out, std::string("unreadable ") + std::strerror(errno) + "\n");
+    ::_exit(0);
   }
   std::string reply;
   void* handle = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
@@ -134,9 +181,11 @@ Result<std::vector<uint64_t>> ask_loader(const ElfFile& lib, const std::vector<I
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return err("ifunc: pipe: ", std::strerror(errno));
   UniqueFd in(fds[0]), out(fds[1]);
+  // Looked up here: the password database is not safe to read in a forked child.
+  const UserIds user = unprivileged_user();
   const pid_t child = ::fork();
   if (child < 0) return err("ifunc: fork: ", std::strerror(errno));
-  if (child == 0) answer_in_child(out.get(), path, queries);
+  if (child == 0) answer_in_child(out.get(), path, queries, user);
   out.reset();
   const std::optional<std::string> reply = read_reply(in.get());
   if (!reply) ::kill(child, SIGKILL);
@@ -157,6 +206,15 @@ Result<std::vector<uint64_t>> ask_loader(const ElfFile& lib, const std::vector<I
     if (!std::getline(lines, line)) return err("ifunc: ", path, ": ", what, " gave no answer");
     const auto space = line.find(' ');
     const std::string word = line.substr(0, space), rest = space == std::string::npos ? "" : line.substr(space + 1);
+    const std::string who = "uid " + std::to_string(user.uid) + (sudo_user() ? " (the user who ran sudo)" : " (nobody)");
+    if (word == "nodrop")
+      return err("ifunc: ", path, ": uprof could not become ", who, " to ask the loader which implementation '", q.name,
+                 "' selects (", rest, "), and runs no file's code as root: record with -p on a running process that "
+                 "loaded it (its own slots are read)");
+    if (word == "unreadable")
+      return err("ifunc: ", path, ": ", who, ", as whom uprof asks the loader which implementation '", q.name,
+                 "' selects (it runs no file's code as root), cannot read it (", rest, "): make it readable to that "
+                 "user, or record with -p on a running process that loaded it (its own slots are read)");
     if (word == "fail")
       return err("ifunc: ", path, ": the loader cannot load it here to ask which implementation '", q.name, "' selects (",
                  rest, ")");

@@ -1,12 +1,16 @@
 #include "uprof/resolve/resolver.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <iterator>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "uprof/resolve/elf/global_values.h"
@@ -17,15 +21,26 @@
 #include "uprof/resolve/usdt/usdt_notes.h"
 #include "uprof/util/file_path.h"
 #include "uprof/util/hex.h"
+#include "uprof/util/unique_fd.h"
 
 namespace uprof {
 namespace {
 
-// The first line of `path` when it starts with "#!" (a script), else nullopt.
+// The first line of `path` when it starts with "#!" (a script), else nullopt. At most
+// a page is read, as the kernel reads a "#!" line: a 2 GB file without a newline (or
+// anything that is not a regular file) is not a script, and is not read through.
 std::optional<std::string> script_line(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string line;
-  if (!in || !std::getline(in, line) || line.rfind("#!", 0) != 0) return std::nullopt;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::pread(fd.get(), buf, sizeof buf, 0)) < 0 && errno == EINTR) {
+  }
+  if (n < 2 || buf[0] != '#' || buf[1] != '!') return std::nullopt;
+  std::string line(buf, static_cast<std::size_t>(n));
+  line.resize(std::min(line.find('\n'), line.size()));
   if (line.size() > 80) line = line.substr(0, 77) + "...";
   return line;
 }

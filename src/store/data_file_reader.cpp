@@ -8,6 +8,7 @@
 #include "uprof/store/data_file.h"
 #include "uprof/store/varint.h"
 #include "uprof/util/crc32.h"
+#include "uprof/util/file_type.h"
 
 namespace uprof {
 namespace {
@@ -36,11 +37,19 @@ bool pread_all(int fd, void* buf, std::size_t n, uint64_t off) {
 Result<DataFileReader> DataFileReader::open(const std::string& path) {
   DataFileReader r;
   r.path_ = path;
-  r.fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO with no writer would block open(2) forever; it is refused below.
+  r.fd_.reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!r.fd_.valid()) return err("store: ", path, ": ", std::strerror(errno));
   struct stat st {};
   if (fstat(r.fd_.get(), &st) != 0) return err("store: ", path, ": ", std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return err("store: ", path, ": is a directory");
+  // The reader seeks (META and PROBES first, the trailer's counts, damage skipped by
+  // offset): a pipe cannot be read that way, a device is no data file.
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+    return err("store: ", path, " is ", file_type_name(st.st_mode), ", not a regular file: uprof reads a data file "
+               "by offset, which a pipe cannot give; save it to a file first");
+  if (!S_ISREG(st.st_mode))
+    return err("store: ", path, " is ", file_type_name(st.st_mode), ", not a regular file: not a uprof data file");
   r.file_size_ = static_cast<uint64_t>(st.st_size);
   if (r.file_size_ == 0) return err("store: ", path, ": empty file, not a uprof data file");
 

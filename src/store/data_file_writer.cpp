@@ -3,7 +3,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "uprof/store/data_file.h"
 #include "uprof/store/varint.h"
@@ -23,16 +22,8 @@ void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*
 DataFileWriter::~DataFileWriter() = default;
 
 Status check_output_path(const std::string& path) {
-  namespace fs = std::filesystem;
   if (path.empty()) return err("store: no output file named");
-  std::error_code ec;
-  const fs::path p(path);
-  if (fs::is_directory(p, ec)) return err("store: ", path, ": is a directory");
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::exists(dir, ec)) return err("store: ", path, ": the directory ", dir.string(), " does not exist");
-  if (!fs::is_directory(dir, ec)) return err("store: ", path, ": ", dir.string(), " is not a directory");
-  if (fs::exists(p, ec) ? ::access(path.c_str(), W_OK) != 0 : ::access(dir.c_str(), W_OK | X_OK) != 0)
-    return err("store: ", path, ": ", std::strerror(errno));
+  if (auto st = PrivateFile::check(path); !st) return err("store: ", st.error().message);
   return ok();
 }
 
@@ -40,8 +31,9 @@ Result<DataFileWriter> DataFileWriter::create(const std::string& path, const Rec
                                               const std::vector<ProbeInfo>& probes) {
   DataFileWriter w;
   w.path_ = path;
-  w.fd_.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!w.fd_.valid()) return err("store: ", path, ": ", std::strerror(errno));
+  auto file = PrivateFile::create(path);
+  if (!file) return err("store: ", file.error().message);
+  w.file_ = std::move(file).value();
   w.codec_ = event_codec_state(probes, 0);
 
   std::string header(kDataMagic, sizeof kDataMagic);
@@ -50,11 +42,14 @@ Result<DataFileWriter> DataFileWriter::create(const std::string& path, const Rec
   header.push_back(static_cast<char>(meta.arch));
   header.push_back(1);  // CLOCK_MONOTONIC
   put_u16(header, 0);
-  ssize_t n = ::write(w.fd_.get(), header.data(), header.size());
-  if (n != static_cast<ssize_t>(header.size())) return err("store: ", path, ": ", std::strerror(errno));
+  ssize_t n = ::write(w.file_.fd(), header.data(), header.size());
+  if (n != static_cast<ssize_t>(header.size())) return err("store: ", path, ": ", std::strerror(n < 0 ? errno : ENOSPC));
   w.bytes_ = header.size();
   UPROF_TRY(w.write_section(SectionKind::Meta, encode_meta(meta)));
   UPROF_TRY(w.write_section(SectionKind::Probes, encode_probes(probes)));
+  // Under its name now, not at the end: a uprof killed later leaves a file that reads up
+  // to the kill. Until here a failure (a disk already full) leaves the name as it was.
+  if (auto st = w.file_.place(); !st) return err("store: ", st.error().message);
   return w;
 }
 
@@ -68,20 +63,22 @@ Status DataFileWriter::write_section(SectionKind kind, const std::string& payloa
   std::string all = head + payload;
   std::size_t done = 0;
   while (done < all.size()) {
-    ssize_t n = ::write(fd_.get(), all.data() + done, all.size() - done);
+    ssize_t n = ::write(file_.fd(), all.data() + done, all.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      int e = n < 0 ? errno : 0;
+      // A write that makes no progress is a full disk too (write(2) returns 0 only
+      // there, for a regular file).
+      int e = n < 0 ? errno : ENOSPC;
       failed_ = true;
+      write_errno_ = e;
       // Drop the partial section, so that the file ends at its last whole one
       // (not possible on a device such as /dev/full; the reader copes either way).
       if (done > 0) {
-        int truncated = ::ftruncate(fd_.get(), static_cast<off_t>(bytes_));
+        int truncated = ::ftruncate(file_.fd(), static_cast<off_t>(bytes_));
         (void)truncated;
       }
       errno = e;
-      return err("store: ", path_, ": write failed at byte ", bytes_ + done, ": ",
-                 n < 0 ? std::strerror(errno) : "no progress");
+      return err("store: ", path_, ": write failed at byte ", bytes_ + done, ": ", std::strerror(e));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -115,7 +112,7 @@ Status DataFileWriter::flush() {
 Status DataFileWriter::finish(const Trailer& t) {
   UPROF_TRY(flush());
   UPROF_TRY(write_section(SectionKind::Trailer, encode_trailer(t)));
-  if (::fsync(fd_.get()) != 0 && errno != EINVAL)
+  if (::fsync(file_.fd()) != 0 && errno != EINVAL)
     return err("store: ", path_, ": ", std::strerror(errno));
   return ok();
 }

@@ -375,7 +375,8 @@ TEST(HtmlReportOutput, ABadOutputFailsFirstAndAFailedRunLeavesFilesAlone) {
   // -o is checked before the data file is read.
   auto bad = run({uprof_binary(), "report", missing, "--format", "html", "-o", dir.file("no/such/dir/r.html")});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_EQ(bad.err, "uprof: report: " + dir.file("no/such/dir/r.html") + ": No such file or directory\n");
+  EXPECT_EQ(bad.err, "uprof: report: " + dir.file("no/such/dir/r.html") + ": the directory " + dir.file("no/such/dir") +
+                        " does not exist\n");
   // A report that fails keeps an old file as it was and leaves no new one.
   std::ofstream(dir.file("old.html")) << "old";
   auto failed = run({uprof_binary(), "report", missing, "--format", "html", "-o", dir.file("old.html")});

@@ -4,15 +4,23 @@
 #include "uprof/resolve/ifunc_choice.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "support/test_support.h"
 #include "uprof/resolve/resolver.h"
+#include "uprof/util/sudo_user.h"
 
 namespace uprof {
 namespace {
@@ -90,6 +98,93 @@ TEST(AskLoader, RefusesWhatItCannotAsk) {
   EXPECT_NE(none.error().message.find("ifunc: " + lib + ": the loader finds no 'no_such_pick' in it"),
             std::string::npos)
       << none.error().message;
+}
+
+// The environment for one test, restored after it.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (auto [name, value] : vars) {
+      const char* old = std::getenv(name);
+      saved_.push_back({name, old ? std::optional<std::string>(old) : std::nullopt});
+      if (value) ::setenv(name, value, 1);
+      else ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto& [name, old] : saved_) {
+      if (old) ::setenv(name.c_str(), old->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// A log that the fixture libwhoami.so's code, run as any user, can append to: a
+// directory everyone may enter, a file everyone may write.
+struct WhoamiLog {
+  test::TempDir dir;
+  std::string path = dir.file("whoami.log");
+  WhoamiLog() {
+    ::chmod(dir.path().c_str(), 0755);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd >= 0) ::fchmod(fd, 0666), ::close(fd);
+  }
+  std::string text() const {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
+
+// Who ran the library's constructor and its IFUNC resolver: as root, the user who ran
+// sudo, else nobody; never uid 0. The answer is the implementation nm names.
+TEST(AskLoader, RunsTheFilesCodeAsNobodyOrTheSudoUserNeverAsRoot) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root: the drop to another user is what is tested";
+  const std::string lib = fixture("x86_64", "libwhoami.so");
+  const uint64_t impl = nm_address(lib, "whoami_impl");
+  ASSERT_NE(impl, 0u);
+  const IfuncQuery q{.name = "whoami", .version = "", .resolver = nm_address(lib, "whoami")};
+  {
+    WhoamiLog log;
+    ScopedEnv env{{"UPROF_WHOAMI_LOG", log.path.c_str()}, {"SUDO_UID", nullptr}, {"SUDO_GID", nullptr}};
+    const UserIds nobody = unprivileged_user();
+    ASSERT_NE(nobody.uid, 0u);
+    auto got = ask_loader(open_elf(lib), {q});
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(got->front(), impl);
+    const std::string id = std::to_string(nobody.uid);
+    EXPECT_EQ(log.text(), "ctor " + id + " " + id + "\nresolver " + id + " " + id + "\n");
+  }
+  {
+    WhoamiLog log;
+    ScopedEnv env{{"UPROF_WHOAMI_LOG", log.path.c_str()}, {"SUDO_UID", "4242"}, {"SUDO_GID", "4343"}};
+    auto got = ask_loader(open_elf(lib), {q});
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(got->front(), impl);
+    EXPECT_EQ(log.text(), "ctor 4242 4242\nresolver 4242 4242\n");
+  }
+}
+
+// A file the unprivileged user cannot read is refused, and none of it runs.
+TEST(AskLoader, AFileNobodyCanReadIsRefusedWithTheWayOut) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root";
+  test::TempDir hidden;  // 0700, root's
+  const std::string lib = hidden.file("libwhoami.so");
+  std::filesystem::copy_file(fixture("x86_64", "libwhoami.so"), lib);
+  WhoamiLog log;
+  ScopedEnv env{{"UPROF_WHOAMI_LOG", log.path.c_str()}, {"SUDO_UID", nullptr}, {"SUDO_GID", nullptr}};
+  auto got = ask_loader(open_elf(lib), {{.name = "whoami", .version = "", .resolver = 0}});
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().message,
+            "ifunc: " + lib + ": uid " + std::to_string(unprivileged_user().uid) +
+                " (nobody), as whom uprof asks the loader which implementation 'whoami' selects (it runs no file's code "
+                "as root), cannot read it (Permission denied): make it readable to that user, or record with -p on a "
+                "running process that loaded it (its own slots are read)");
+  EXPECT_EQ(log.text(), "");
 }
 
 TEST(ProcessChoices, ThisProcessStrlenFromItsOwnSlots) {

@@ -46,48 +46,119 @@ TEST(SystemErrors, TooManyOpenFilesSaysHowManyAreNeeded) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("u.data")));
 }
 
-// A tmpfs of 256 KiB fills up while recording: uprof stops with one line, and the
-// file holds every whole section written before. (An event block is up to 64 KiB:
-// the tmpfs holds a few, however the drain passes happen to cut them.)
-TEST(SystemErrors, DiskFullWhileRecordingKeepsWhatWasWritten) {
+// A small tmpfs, mounted for one test and unmounted after it; `ok` false (and the
+// test skipped) where mounting is not allowed.
+struct SmallTmpfs {
+  test::TempDir dir;
+  std::string path = dir.file("small");
+  bool ok = false;
+  explicit SmallTmpfs(const char* size) {
+    std::filesystem::create_directory(path);
+    ok = ::mount("uprof-test", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, size) == 0;
+  }
+  ~SmallTmpfs() {
+    if (ok) ::umount2(path.c_str(), MNT_DETACH);
+  }
+};
+
+// A tmpfs of 256 KiB fills up while recording: the recording stops there (probes off),
+// the file keeps every whole section written before, and the workload is none of it:
+// a shell whose child writes its output outside the tmpfs runs to its end, and uprof
+// exits with its status (3) and one line about the disk, on both engines. (An event
+// block is up to 64 KiB: the tmpfs holds a few, however the drain passes cut them.)
+// (-o /dev/full is refused before anything runs: hostile_files_test.cpp.)
+TEST(SystemErrors, DiskFullStopsTheRecordingNotTheWorkload) {
+  UPROF_REQUIRE_UPROBES();
+  for (const std::string engine : {"bpf", "perf"}) {
+    SmallTmpfs fs("size=256k");
+    if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    const std::string out = fs.path + "/u.data", own = fs.dir.file("own-output.txt");
+    const std::string workload = fixture("x86_64", "workload");
+    // 200,000 calls with two values: about 2.5 MB of events, in the shell's child.
+    auto r = run_child({uprof_binary(), "record", "--engine", engine, "-o", out, "-e", workload + ":add %di %si", "--",
+                        "/bin/sh", "-c",
+                        workload + " calls 200000 > " + own + "; echo 'ran to its end' >> " + own + "; exit 3"});
+    EXPECT_EQ(r.exit_code, 3) << engine << ": " << r.err;
+    // One line about the disk (notes on the probes aside), and none about a kill.
+    std::string line;
+    for (const std::string& l : error_lines(r.err)) {
+      if (!l.starts_with("uprof: store: ")) continue;
+      EXPECT_TRUE(line.empty()) << r.err;
+      line = l;
+    }
+    EXPECT_EQ(r.err.find("killed"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::regex_match(line, std::regex("uprof: store: " + out + ": No space left on device after [0-9,]+ "
+                                                  "bytes: the recording stopped there \\(probes removed\\), the "
+                                                  "workload ran on to its end; what was written is readable: uprof "
+                                                  "report " + out)))
+        << engine << ": " << line;
+    EXPECT_EQ(slurp_file(own), "calls 200000\nran to its end\n") << engine;
+    auto rep = test::run({uprof_binary(), "report", out, "--hist", "none"});
+    EXPECT_EQ(rep.exit_code, 0) << rep.err;
+    EXPECT_NE(rep.err.find("cut short at byte"), std::string::npos) << rep.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(rep.out, m, std::regex(R"(\nadd +([0-9,]+) )"))) << rep.out;
+    EXPECT_GT(std::stoi(std::regex_replace(m[1].str(), std::regex(","), "")), 1000) << engine;
+    // Whole sections only: the reader finds no partial one.
+    EXPECT_EQ(rep.err.find("incomplete"), std::string::npos) << rep.err;
+    EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
+    // The bytes named are the file's: a section cut by the full disk was taken off again.
+    std::smatch bytes;
+    ASSERT_TRUE(std::regex_search(line, bytes, std::regex("after ([0-9,]+) bytes")));
+    EXPECT_EQ(std::to_string(std::filesystem::file_size(out)), std::regex_replace(bytes[1].str(), std::regex(","), ""));
+  }
+}
+
+// RLIMIT_FSIZE (inherited by the workload, whose output is small): the write past it
+// fails with EFBIG instead of SIGXFSZ ending uprof, and it ends as a full disk does.
+TEST(SystemErrors, FileSizeLimitStopsTheRecordingNotTheWorkload) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  std::string mnt = dir.file("small");
-  std::filesystem::create_directory(mnt);
-  ASSERT_EQ(::mount("uprof-test", mnt.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=256k"), 0) << std::strerror(errno);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
-  } unmount{mnt};
-  std::string out = mnt + "/u.data";
-  // 200,000 calls with two values: about 2.5 MB of events.
-  auto r = run_child({uprof_binary(), "record", "-o", out, "-e", "add %di %si", "--", fixture("x86_64", "workload"),
-                      "calls", "200000"});
-  EXPECT_EQ(r.exit_code, 1);
-  std::string line = the_error_line(r);
-  EXPECT_TRUE(std::regex_search(line, std::regex("^uprof: store: " + out + ": write failed at byte \\d+: No space left "
-                                                 "on device; recording stopped \\(the workload was killed\\); what was "
-                                                 "written before is readable: uprof report " + out + "$")))
-      << line;
+  const std::string out = dir.file("u.data"), own = dir.file("own-output.txt");
+  const std::string workload = fixture("x86_64", "workload");
+  Child::Options limited{.in_child = [] {
+    rlimit rl{.rlim_cur = 256 << 10, .rlim_max = 256 << 10};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+  }};
+  auto r = run_child({uprof_binary(), "record", "-o", out, "-e", workload + ":add %di %si", "--", "/bin/sh", "-c",
+                      workload + " calls 200000 > " + own + "; exit 3"},
+                     limited);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nuprof: store: " + out + ": File too large after [0-9,]+ bytes: "
+                                                  "the recording stopped there \\(probes removed\\), the workload ran "
+                                                  "on to its end; ")))
+      << r.err;
+  EXPECT_EQ(slurp_file(own), "calls 200000\n");
   auto rep = test::run({uprof_binary(), "report", out, "--hist", "none"});
   EXPECT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_NE(rep.err.find("cut short at byte"), std::string::npos) << rep.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(rep.out, m, std::regex(R"(\nadd +([0-9,]+) )"))) << rep.out;
-  EXPECT_GT(std::stoi(std::regex_replace(m[1].str(), std::regex(","), "")), 1000);
-  // Whole sections only: the reader finds no partial one.
-  EXPECT_EQ(rep.err.find("incomplete"), std::string::npos) << rep.err;
-  EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
 }
 
-TEST(SystemErrors, DevFull) {
+// A disk already full when the recording starts: refused before the workload runs, and
+// a data file already at the name keeps its bytes (the new one never reached it).
+TEST(SystemErrors, DiskAlreadyFullRefusesBeforeTheWorkloadRuns) {
   UPROF_REQUIRE_UPROBES();
-  auto r = run_child({uprof_binary(), "record", "-o", "/dev/full", "-e", "add", "--", fixture("x86_64", "workload"),
-                      "calls", "10"});
+  SmallTmpfs fs("size=64k");
+  if (!fs.ok) GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  const std::string out = fs.path + "/u.data";
+  std::ofstream(out) << "an old recording";
+  {
+    std::ofstream fill(fs.path + "/fill");
+    const std::string block(4096, 'x');
+    while (fill << block && fill.flush()) {
+    }
+  }
+  auto r = run_child({uprof_binary(), "record", "-o", out, "-e", "add", "--", fixture("x86_64", "workload"), "calls",
+                      "10"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(the_error_line(r), "uprof: store: /dev/full: No space left on device");
+  EXPECT_EQ(the_error_line(r).rfind("uprof: store: " + out + ": ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << "the workload ran: " << r.out;
-  EXPECT_TRUE(tracefs_lines_of(r.pid).empty());
+  EXPECT_EQ(slurp_file(out), "an old recording");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(fs.path)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"fill", "u.data"}));  // no temporary file left
 }
 
 // As user nobody, both backends say that root is needed.

@@ -2,6 +2,7 @@
 #include "uprof/store/data_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -327,14 +328,41 @@ TEST(DataFile, ErrorsNameTheFile) {
             "store: " + dir.file("nope") + ": No such file or directory");
   auto w = DataFileWriter::create(dir.file("no/such/dir/u.data"), sample_meta(), sample_probes());
   ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().message, "store: " + dir.file("no/such/dir/u.data") + ": No such file or directory");
+  EXPECT_EQ(w.error().message,
+            "store: " + dir.file("no/such/dir/u.data") + ": the directory " + dir.file("no/such/dir") + " does not exist");
 }
 
-TEST(DataFile, WriteErrorIsReportedAndEarlierDataStaysReadable) {
-  // /dev/full fails every write with ENOSPC.
+// The writer makes its file beside the name and renames it there once META and PROBES
+// are written: the name never shows a file without them, and it is 0600.
+TEST(DataFile, TheFileIsPrivateAndAppearsWithItsProbes) {
+  test::TempDir dir;
+  const std::string path = dir.file("u.data");
+  auto w = DataFileWriter::create(path, sample_meta(), sample_probes());
+  ASSERT_TRUE(w) << w.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), w->bytes_written());
+  auto r = DataFileReader::open(path);  // readable from here on: META and PROBES are whole
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->probes().size(), sample_probes().size());
+  std::size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) entries += e.path() != path;
+  EXPECT_EQ(entries, 0u) << "a temporary file was left";
+}
+
+TEST(DataFile, AnOutputThatIsNotARegularFileIsRefused) {
   auto w = DataFileWriter::create("/dev/full", sample_meta(), sample_probes());
   ASSERT_FALSE(w);
-  EXPECT_NE(w.error().message.find("No space left on device"), std::string::npos) << w.error().message;
+  EXPECT_EQ(w.error().message, "store: /dev/full is a character device, not a regular file: uprof writes only regular "
+                               "files; name another file");
+  test::TempDir dir;
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = DataFileReader::open(fifo);  // O_NONBLOCK: no writer, no hang
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "store: " + fifo + " is a FIFO (named pipe), not a regular file: uprof reads a data "
+                               "file by offset, which a pipe cannot give; save it to a file first");
 }
 
 // Typed DWARF values (format 1.1) keep every field through the PROBES section:

@@ -65,6 +65,9 @@ struct RecordReport {
   int term_signal = 0;       // the signal that killed the workload, 0 if it exited
   std::string stop_reason;
   std::size_t cpus = 0;
+  // The data file could not be written on (a full disk): the line that says so, the
+  // recording having stopped there; "" otherwise. The workload ran to its end.
+  std::string write_failure;
 
   uint64_t kernel_total() const;
   uint64_t recorded_total() const;

@@ -12,7 +12,10 @@
 //    binding a reference does; the address it gets, less the library's load bias, is
 //    the implementation's address in the file. The child has uprof's CPU and
 //    environment, which the workload inherits. Nothing of the library runs in uprof
-//    itself; what its constructors do stays in the child.
+//    itself; what its constructors do stays in the child, and the child is never
+//    privileged: before dlopen it becomes the user who ran sudo, else nobody (no
+//    groups, no capabilities, PR_SET_NO_NEW_PRIVS; util/sudo_user.h), and that user
+//    must be able to read the file, else the answer is an error that says so.
 //  - Read what a running process's loader wrote (-p PID): the slots that the library's
 //    IRELATIVE relocations fill (those whose addend is this resolver) and the GOT slots
 //    that name the symbol in every file the process maps (pointer_relocs.h), read from

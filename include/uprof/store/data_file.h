@@ -62,6 +62,7 @@
 #include "uprof/model/string_value.h"
 #include "uprof/store/byte_buffer.h"
 #include "uprof/util/byte_reader.h"
+#include "uprof/util/private_file.h"
 #include "uprof/util/result.h"
 #include "uprof/util/unique_fd.h"
 
@@ -117,9 +118,15 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e);
 
 // Whether DataFileWriter::create could write `path`, checked without creating it, so
 // that `record` refuses a bad -o before it resolves, measures or starts anything:
-// "store: /nope/u.data: the directory /nope does not exist".
+// "store: /nope/u.data: the directory /nope does not exist", "store: u.data is a
+// symbolic link (to /etc/passwd): ..." (util/private_file.h).
 Status check_output_path(const std::string& path);
 
+// The data file is a PrivateFile (util/private_file.h): made 0600 beside its name and
+// owned by the sudo user; once its header, META and PROBES are written it is renamed
+// onto its name, before the first event. From then on it is readable up to its last
+// whole section whatever happens to uprof (SIGKILL included): an event block or the
+// trailer is one write(2), and a failed write is cut back off.
 class DataFileWriter {
  public:
   static Result<DataFileWriter> create(const std::string& path, const RecordingMeta& meta,
@@ -138,6 +145,8 @@ class DataFileWriter {
   uint64_t bytes_written() const { return bytes_; }
   // A write failed (disk full, I/O error): the file ends at the last whole section.
   bool failed() const { return failed_; }
+  // The errno of the failed write (ENOSPC, EDQUOT, EFBIG, EIO), 0 while none failed.
+  int write_errno() const { return write_errno_; }
   uint64_t events_written() const { return events_; }
   const std::string& path() const { return path_; }
 
@@ -146,7 +155,7 @@ class DataFileWriter {
   Status write_section(SectionKind kind, const std::string& payload);
 
   std::string path_;
-  UniqueFd fd_;
+  PrivateFile file_;
   EventCodecState codec_;         // per-probe value counts; the time of the last event
   ByteBuffer block_;              // encoded events of the current block
   uint64_t block_count_ = 0;
@@ -154,6 +163,7 @@ class DataFileWriter {
   uint64_t bytes_ = 0;
   uint64_t events_ = 0;
   bool failed_ = false;
+  int write_errno_ = 0;
 };
 
 class DataFileReader {

@@ -5,11 +5,16 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string>
+
+#include "uprof/util/file_type.h"
 
 namespace uprof {
 namespace {
@@ -48,6 +53,30 @@ void split_version(ElfSymbol& s) {
   s.name.resize(at);
 }
 
+// What of the file lies past its end (`size` bytes), if anything: the program headers,
+// the section headers, or a PT_LOAD segment's bytes. Separate debug files pass: their
+// segments keep no bytes (p_filesz 0) and their section headers are whole.
+std::optional<std::string> truncation(const GElf_Ehdr& eh, Elf* elf, uint64_t size) {
+  auto past = [size](uint64_t off, uint64_t len) { return off > size || len > size - off; };
+  auto range = [](uint64_t off, uint64_t len) { return "bytes " + std::to_string(off) + "-" + std::to_string(off + len); };
+  const uint64_t ph_len = uint64_t{eh.e_phnum} * eh.e_phentsize;
+  if (eh.e_phoff && past(eh.e_phoff, ph_len)) return "its program headers lie at " + range(eh.e_phoff, ph_len);
+  if (eh.e_shoff) {
+    // e_shnum is 0 when the count is in the first section header (more than 65,279).
+    const uint64_t first = eh.e_shentsize;
+    if (past(eh.e_shoff, first)) return "its section headers start at byte " + std::to_string(eh.e_shoff);
+    std::size_t n = 0;
+    if (elf_getshdrnum(elf, &n) == 0 && past(eh.e_shoff, uint64_t{n} * eh.e_shentsize))
+      return "its section headers lie at " + range(eh.e_shoff, uint64_t{n} * eh.e_shentsize);
+  }
+  for (std::size_t i = 0; i < eh.e_phnum; i++) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD && ph.p_filesz && past(ph.p_offset, ph.p_filesz))
+      return "a PT_LOAD segment's bytes lie at " + range(ph.p_offset, ph.p_filesz);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ElfFile::ElfFile(ElfFile&& o) noexcept { *this = std::move(o); }
@@ -79,13 +108,28 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
 
   ElfFile f;
   f.path_ = path;
-  f.fd_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!f.fd_.valid()) return err("elf: ", path, ": ", std::strerror(errno));
+  // The type first, by name: a FIFO would block open(2) until a writer came, and a
+  // device is no ELF file (reading /dev/zero never ends). O_NONBLOCK for what may
+  // change in between; fstat decides.
   struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return err("elf: ", path, ": ", std::strerror(errno));
+  auto not_regular = [&](mode_t mode) -> Error {
+    if (S_ISDIR(mode)) return err("elf: ", path, ": is a directory");
+    return err("elf: ", path, " is ", file_type_name(mode), ", not an ELF file");
+  };
+  if (!S_ISREG(st.st_mode)) return not_regular(st.st_mode);
+  f.fd_.reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!f.fd_.valid()) return err("elf: ", path, ": ", std::strerror(errno));
   if (fstat(f.fd_.get(), &st) != 0) return err("elf: ", path, ": ", std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return err("elf: ", path, ": is a directory");
-  if (!S_ISREG(st.st_mode)) return err("elf: ", path, ": not a regular file");
+  if (!S_ISREG(st.st_mode)) return not_regular(st.st_mode);
   f.file_size_ = static_cast<uint64_t>(st.st_size);
+
+  // The ELF magic with less than a whole header after it: libelf calls that no ELF file.
+  unsigned char ident[EI_NIDENT] = {};
+  const ssize_t got = ::pread(f.fd_.get(), ident, sizeof ident, 0);
+  if (got >= SELFMAG && std::memcmp(ident, ELFMAG, SELFMAG) == 0 && f.file_size_ < sizeof(Elf64_Ehdr) &&
+      (got <= EI_CLASS || ident[EI_CLASS] != ELFCLASS32))
+    return err("elf: ", path, ": truncated at byte ", f.file_size_, ": an ELF header is ", sizeof(Elf64_Ehdr), " bytes");
 
   f.elf_ = elf_begin(f.fd_.get(), ELF_C_READ_MMAP, nullptr);
   if (!f.elf_ || elf_kind(f.elf_) != ELF_K_ELF) return err("elf: ", path, ": not an ELF file");
@@ -93,6 +137,9 @@ Result<ElfFile> ElfFile::open(const std::string& path) {
     return err("elf: ", path, ": 32-bit ELF files are not supported (uprof probes 64-bit x86_64 and arm64)");
   GElf_Ehdr eh;
   if (!gelf_getehdr(f.elf_, &eh)) return err("elf: ", path, ": unreadable ELF header: ", elf_errmsg(-1));
+  // A file cut short (a copy that stopped, a full disk) loses its section headers
+  // first: libelf would then show no sections, and the file would pass for stripped.
+  if (auto cut = truncation(eh, f.elf_, f.file_size_)) return err("elf: ", path, ": truncated at byte ", f.file_size_, ": ", *cut);
   auto arch = arch_from_e_machine(eh.e_machine);
   if (!arch) {
     auto* n = machine_name(eh.e_machine);
