@@ -242,6 +242,39 @@ TEST_P(Usdt, RunningProcessByPid) {
   EXPECT_GE(hits["python:gc__start"] - hits["python:gc__done"], -1);
 }
 
+// gcc passes `names[i % 2]` as `8@-24(%rsp,%rax,8)` (tests/fixtures/usdt_indexed.c): an
+// address with an index register, which neither engine reads. A glob over the provider
+// records the probe's other arguments and names the one it skips; naming that argument
+// is refused with the same reason.
+TEST_P(Usdt, AnArgumentUprofCannotReadIsSkippedWithANote) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string program = fixture("x86_64", "usdt_indexed");
+  auto notes = run({"readelf", "-n", program});
+  ASSERT_NE(notes.out.find("(%rsp,%rax,8)"), std::string::npos) << "the compiler no longer emits the operand:\n"
+                                                                << notes.out;
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                test::attach_of(GetParam()), "-o", dir.file("u.data"), "-e", "usdt:uprof_ix:*", "--", program, "6"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, run({program, "6"}).out);
+  EXPECT_NE(r.err.find("usdt: uprof_ix:pick: argument 2 (8@-24(%rsp,%rax,8)) is not recorded: an address with an "
+                       "index register, which uprof does not read; its other arguments are"),
+            std::string::npos)
+      << r.err;
+  auto s = run({uprof_binary(), "script", dir.file("u.data")});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  for (int i = 0; i < 6; i++)
+    EXPECT_NE(s.out.find("uprof_ix:pick($arg1=" + std::to_string(i) + ", $arg3=" + std::to_string(3 * i) + ")"),
+              std::string::npos)
+        << s.out;
+  auto named = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                    test::attach_of(GetParam()), "-o", dir.file("n.data"), "-e", "usdt:uprof_ix:pick $arg2", "--",
+                    program, "6"});
+  EXPECT_EQ(named.exit_code, 1);
+  EXPECT_EQ(named.err, "uprof: spec: value '$arg2': argument 2 of uprof_ix:pick is 8@-24(%rsp,%rax,8): an address "
+                       "with an index register, which uprof does not read\n");
+}
+
 // A spec that names no probe, or a value the probe does not have, is refused in one
 // line before the workload starts.
 TEST_P(Usdt, BadSpecsAreRefusedBeforeTheWorkloadRuns) {
