@@ -76,17 +76,13 @@ void site_notes(const std::vector<ResolvedProbe>& probes, std::vector<std::strin
 
 std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& probes) {
   std::vector<std::string> notes;
-  // USDT arguments uprof cannot read and no spec named: skipped, once per probe name.
+  // USDT arguments uprof cannot read, left out of a probe's default values: once per probe name.
   for (const ResolvedProbe& p : probes) {
     const UsdtPoint* u = p.as<UsdtPoint>();
-    if (!u) continue;
+    if (!u || !u->default_values) continue;
     for (std::size_t i = 0; i < u->args.size(); i++) {
       const std::optional<std::string> why = usdt_arg_unreadable(u->args[i]);
-      const bool named = std::any_of(p.values.begin(), p.values.end(), [&](const ValueRequest& v) {
-        const auto* a = std::get_if<ArgumentRef>(&v.target);
-        return a && a->n == i + 1;
-      });
-      if (!why || named) continue;
+      if (!why) continue;
       std::string note = "usdt: " + p.function + ": argument " + std::to_string(i + 1) + " (" + u->args[i].text +
                          ") is not recorded: " + *why + "; its other arguments are";
       if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));

@@ -149,7 +149,8 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
       p.vaddr = u.vaddr;
       p.file_offset = u.file_offset;
       p.values = spec.values.empty() ? usdt_default_values(u.note, args) : spec.values;
-      p.kind = UsdtPoint{.args = std::move(args), .semaphore_offset = u.semaphore_offset.value_or(0)};
+      p.kind = UsdtPoint{.args = std::move(args), .semaphore_offset = u.semaphore_offset.value_or(0),
+                         .default_values = spec.values.empty()};
       out.push_back(std::move(p));
     }
   }
