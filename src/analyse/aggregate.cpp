@@ -68,6 +68,7 @@ bool GroupStats::compensation_hides(double percent) const {
 
 void GroupStats::merge(const GroupStats& other) {
   calls += other.calls;
+  untimed += other.untimed;
   latency.merge(other.latency);
   if (linear && other.linear) (void)linear->merge(*other.linear);  // one spec per Aggregator
   nested_probe_ns += other.nested_probe_ns;
@@ -278,6 +279,15 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
 void Aggregator::on_unmatched(const Unmatched& u, std::string_view comm) {
   if (!selected(u.function)) return;
   GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values), comm);
+  // A USDT pair's done probe says an operation ended: a call, whether or not its start
+  // was seen; only its latency is unknown.
+  if (u.reason == UnmatchedReason::ReturnWithoutEntry && u.function < functions_.size() &&
+      functions_[u.function].usdt) {
+    ++g.calls;
+    ++g.untimed;
+    add_values(g, u.function, u.probe, u.values, u.missing);
+    return;
+  }
   ++g.unmatched[static_cast<std::size_t>(u.reason)];
   add_values(g, u.function, u.probe, u.values, u.missing);
 }

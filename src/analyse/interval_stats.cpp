@@ -31,7 +31,13 @@ void IntervalStats::on_call(const Call& c) {
   f.latency.record(c.duration);
 }
 
-void IntervalStats::on_unmatched(const Unmatched& u) { ++block_.functions[u.function].unmatched; }
+void IntervalStats::on_unmatched(const Unmatched& u) {
+  // As in the report (aggregate.h, GroupStats::untimed): a USDT pair's done probe without
+  // its start is a call without a latency.
+  const bool untimed = u.reason == UnmatchedReason::ReturnWithoutEntry && u.function < functions_.functions.size() &&
+                       functions_.functions[u.function].usdt;
+  ++(untimed ? block_.functions[u.function].calls : block_.functions[u.function].unmatched);
+}
 
 void IntervalStats::on_hit(const Hit& h) { ++block_.functions[h.function].calls; }
 

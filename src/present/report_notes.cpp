@@ -40,6 +40,16 @@ std::vector<std::string> group_notes(const ReportModel& m, const GroupStats& g) 
                     "), whose own time is below what uprof can tell apart from the probes' (their cost varies by more "
                     "than that); percentiles among them show '-'");
   }
+  if (g.untimed) {
+    const std::string& name = g.function < m.functions.functions.size() ? m.functions.functions[g.function].name : "";
+    notes.push_back("note: " + with_commas(g.untimed) + " of its " + with_commas(g.calls) +
+                    " calls ended with no start probe fired before them: counted as calls, without a latency (" +
+                    (name.rfind("python:function", 0) == 0
+                         ? "python 3.11 fires function__entry only when a generator or coroutine starts, CPython "
+                           "gh-98894"
+                         : "they began before the recording, or the start probe did not fire") +
+                    ")");
+  }
   if (g.cut_by_loss())
     notes.push_back("note: " + loss_cut_text(g.unmatched[static_cast<std::size_t>(UnmatchedReason::Lost)],
                                              g.unmatched[static_cast<std::size_t>(UnmatchedReason::ReturnAfterLoss)]));

@@ -135,14 +135,10 @@ Result<std::optional<BoundValue>> bind_usdt_value(const ValueRequest& v, const s
                  ", not a string's address");
   } else if (auto* r = std::get_if<UsdtRegister>(&arg.location)) {
     s.reg = r->reg;
+  } else if (std::optional<std::string> why = usdt_arg_unreadable(arg)) {
+    return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is ", arg.text, ": ", *why);
   } else {
     const auto& m = std::get<UsdtMemory>(arg.location);
-    if (m.index)
-      return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is at ", arg.text,
-                 ", an address with an index register, which uprof does not read yet");
-    if (m.offset < INT32_MIN || m.offset > INT32_MAX)
-      return err("spec: value '", v.text, "': argument ", a->n, " of ", probe, " is at ", arg.text,
-                 ", an offset too large");
     s.reg = m.base;
     s.deref = true;
     s.deref_offset = static_cast<int32_t>(m.offset);

@@ -76,6 +76,18 @@ void site_notes(const std::vector<ResolvedProbe>& probes, std::vector<std::strin
 
 std::vector<std::string> resolution_notes(const std::vector<ResolvedProbe>& probes) {
   std::vector<std::string> notes;
+  // USDT arguments uprof cannot read, left out of a probe's default values: once per probe name.
+  for (const ResolvedProbe& p : probes) {
+    const UsdtPoint* u = p.as<UsdtPoint>();
+    if (!u || !u->default_values) continue;
+    for (std::size_t i = 0; i < u->args.size(); i++) {
+      const std::optional<std::string> why = usdt_arg_unreadable(u->args[i]);
+      if (!why) continue;
+      std::string note = "usdt: " + p.function + ": argument " + std::to_string(i + 1) + " (" + u->args[i].text +
+                         ") is not recorded: " + *why + "; its other arguments are";
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(std::move(note));
+    }
+  }
   // (spec, path, function) -> its entry points' clone marks ("" for the function itself)
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> entries;
   std::vector<std::tuple<std::string, std::string, std::string>> order;

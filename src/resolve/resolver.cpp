@@ -46,16 +46,26 @@ std::optional<std::string> script_line(const std::string& path) {
 }
 
 // No values named at a USDT probe: the provider's documented arguments
-// (resolve/usdt/usdt_known.h), else every argument the note has, as a number.
-std::vector<ValueRequest> usdt_default_values(const UsdtNote& note, std::size_t nargs) {
+// (resolve/usdt/usdt_known.h), else every argument the note has, as a number; in
+// both, only the arguments uprof can read (resolution_notes names the others).
+std::vector<ValueRequest> usdt_default_values(const UsdtNote& note, const std::vector<UsdtArg>& args) {
+  auto readable = [&](const ValueRequest& v) {
+    const auto* a = std::get_if<ArgumentRef>(&v.target);
+    return !a || a->n == 0 || a->n > args.size() || !usdt_arg_unreadable(args[a->n - 1]);
+  };
   std::vector<ValueRequest> values;
-  for (std::string_view token : known_usdt_values(note.provider, note.name, nargs)) {
+  bool known = false;
+  for (std::string_view token : known_usdt_values(note.provider, note.name, args.size())) {
     auto v = parse_value_request(token);
-    if (v) values.push_back(std::move(*v));
+    if (!v) continue;
+    known = true;
+    if (readable(*v)) values.push_back(std::move(*v));
   }
-  if (values.empty())
-    for (unsigned i = 1; i <= nargs; i++)
-      values.push_back({.text = "$arg" + std::to_string(i), .label = {}, .target = ArgumentRef{i}, .type = {}});
+  if (!known)
+    for (unsigned i = 1; i <= args.size(); i++) {
+      ValueRequest v{.text = "$arg" + std::to_string(i), .label = {}, .target = ArgumentRef{i}, .type = {}};
+      if (readable(v)) values.push_back(std::move(v));
+    }
   return values;
 }
 
@@ -141,10 +151,9 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
         if (std::find(seen.begin(), seen.end(), full) == seen.end()) seen.push_back(full);
         continue;
       }
-      auto args = parse_usdt_args(elf.arch(), u.note.args);
-      if (!args)
-        return err("usdt: ", file, ": ", full, " (note at file offset ", hex(u.note.note_offset),
-                   "): ", args.error().message);
+      // An argument uprof cannot read is kept, to be named (resolution_notes) or refused
+      // when a spec names it; the probe records the others.
+      std::vector<UsdtArg> args = read_usdt_args(elf.arch(), u.note.args);
       ResolvedProbe p;
       p.spec = spec.text;
       p.path = abs;
@@ -154,8 +163,9 @@ Result<std::vector<ResolvedProbe>> Resolver::resolve_usdt(const ProbeSpec& spec,
       p.function_addr = u.vaddr;
       p.vaddr = u.vaddr;
       p.file_offset = u.file_offset;
-      p.values = spec.values.empty() ? usdt_default_values(u.note, args->size()) : spec.values;
-      p.kind = UsdtPoint{.args = std::move(*args), .semaphore_offset = u.semaphore_offset.value_or(0)};
+      p.values = spec.values.empty() ? usdt_default_values(u.note, args) : spec.values;
+      p.kind = UsdtPoint{.args = std::move(args), .semaphore_offset = u.semaphore_offset.value_or(0),
+                         .default_values = spec.values.empty()};
       out.push_back(std::move(p));
     }
   }

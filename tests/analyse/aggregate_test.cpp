@@ -81,6 +81,31 @@ TEST(Aggregate, PerFunctionCallsLatencyAndUnmatched) {
   EXPECT_EQ(groups[kMainFn].latency.count(), 0u);
 }
 
+// A USDT pair's done probe with no start before it (python 3.11's function__return for
+// every call its function__entry never saw) is a call without a latency, not unmatched.
+TEST(Aggregate, AUsdtDoneWithoutItsStartIsAnUntimedCall) {
+  std::vector<ProbeInfo> probes{test::usdt_probe(0, "app:req_in", 0x100), test::usdt_probe(1, "app:req_out", 0x200)};
+  probes[0].role = RowRole::UsdtStart;
+  probes[1].role = RowRole::UsdtDone;
+  probes[0].row = probes[1].row = "app:req";
+  const ProbeFunctions fns = group_probes(probes);
+  ASSERT_EQ(fns.functions.size(), 1u);
+  ASSERT_TRUE(fns.functions[0].usdt && fns.functions[0].paired());
+  AggregateOptions options;
+  options.start_time = kStart;
+  Aggregator agg(fns, options);
+  EventLoop loop(fns, options.filter, options.start_time, agg);
+  for (const Event& e : {sample(1, 1, t(5)), sample(0, 1, t(10)), sample(1, 1, t(50)), sample(1, 1, t(60))})
+    loop.add(e);
+  loop.finish();
+  const GroupStats& g = agg.groups().at(0);
+  EXPECT_EQ(g.calls, 3u);
+  EXPECT_EQ(g.untimed, 2u);
+  EXPECT_EQ(g.latency.count(), 1u);
+  EXPECT_EQ(g.latency.max(), 40u);
+  EXPECT_EQ(g.unmatched_total(), 0u);
+}
+
 TEST(Aggregate, ValuesAreNormalisedToTheirType) {
   // len = -2 in %edi with junk above; $retval unsigned 8 bytes.
   Aggregator agg = aggregate({

@@ -151,6 +151,41 @@ TEST_P(Lines, ALocalAtALine) {
       << s.out;
 }
 
+// A line inside an inlined copy sees the copy's parameters and every enclosing scope's
+// variables, as gdb shows them (its frame, then a frame up): `times` inlined in
+// scaled_sum's loop sees x and by, then the loop's i, then n, k and acc. At hit j of
+// scaled_sum(5, 3): x = i = j, acc = 3 * (0 + ... + j-1), n = 5, k = 3.
+TEST_P(Lines, ALineInAnInlinedCopySeesTheEnclosingScopes) {
+  UPROF_REQUIRE_UPROBES();
+  for (const char* opt : {"lines_O0", "lines_O2"}) {
+    SCOPED_TRACE(opt);
+    test::TempDir dir;
+    auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                  test::attach_of(GetParam()), "-o", dir.file("l.data"), "-e",
+                  line_spec("times_body") + " x acc i n k", "--", fixture("x86_64", opt), "5"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto s = run({uprof_binary(), "script", dir.file("l.data")});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    std::vector<std::map<std::string, std::string>> hits;
+    std::istringstream in(s.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(line_spec("times_body") + "(") == std::string::npos) continue;
+      std::map<std::string, std::string> values;
+      const std::regex value(R"(\b(x|acc|i|n|k)=([^,)]+))");
+      for (std::sregex_iterator it(line.begin(), line.end(), value), end; it != end; ++it) values[(*it)[1]] = (*it)[2];
+      hits.push_back(values);
+    }
+    ASSERT_EQ(hits.size(), 5u) << s.out;
+    for (int j = 0; j < 5; j++) {
+      SCOPED_TRACE(j);
+      const std::string n = std::to_string(j);
+      EXPECT_EQ(hits[j], (std::map<std::string, std::string>{
+                             {"x", n}, {"i", n}, {"acc", std::to_string(3 * j * (j - 1) / 2)}, {"n", "5"}, {"k", "3"}}))
+          << s.out;
+    }
+  }
+}
+
 TEST_P(Lines, InlinedFunctionsCountEveryCall) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;

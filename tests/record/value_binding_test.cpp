@@ -159,8 +159,8 @@ TEST(ValueBinding, UsdtRefusalsSayWhy) {
   EXPECT_EQ(bind_usdt("$arg2:string", note).error().message,
             "spec: value '$arg2:string': argument 2 of fx:tick is the constant 3, not a string's address");
   EXPECT_EQ(bind_usdt("$arg3", note).error().message,
-            "spec: value '$arg3': argument 3 of fx:tick is at 8@(%rax,%rdx,8), an address with an index "
-            "register, which uprof does not read yet");
+            "spec: value '$arg3': argument 3 of fx:tick is 8@(%rax,%rdx,8): an address with an index "
+            "register, which uprof does not read");
 }
 
 // A global is read from the instruction pointer: at a probe on link-time address

@@ -77,5 +77,18 @@ TEST(ResolvedProbe, NotesCountClonesInlinedCopiesAndLineSites) {
                 "lines.c:23: 2 sites (squares, squares+0x15)"}));
 }
 
+// A USDT argument uprof cannot read, left out of the probe's default values, is named
+// once per probe name; with values named, the spec says what it records.
+TEST(ResolutionNotes, AUsdtArgumentLeftOutOfTheDefaultsIsNamedOnce) {
+  const std::vector<UsdtArg> args = read_usdt_args(Arch::X86_64, "-4@%edx 8@-24(%rsp,%rax,8) -8@%rcx");
+  const auto site = in_function("uprof_ix:pick", 0, UsdtPoint{.args = args, .semaphore_offset = 0, .default_values = true});
+  const std::vector<std::string> notes = resolution_notes({site, site});
+  EXPECT_EQ(notes, (std::vector<std::string>{
+                       "usdt: uprof_ix:pick: argument 2 (8@-24(%rsp,%rax,8)) is not recorded: an address with an index "
+                       "register, which uprof does not read; its other arguments are"}));
+  const auto named = in_function("uprof_ix:pick", 0, UsdtPoint{.args = args, .semaphore_offset = 0, .default_values = false});
+  EXPECT_TRUE(resolution_notes({named}).empty());
+}
+
 }  // namespace
 }  // namespace uprof

@@ -85,6 +85,11 @@ struct GroupStats {
   bool other_values = false;           // the values past max_value_groups
   uint64_t by_value = 0;               // normalised
   uint64_t calls = 0;                  // paired calls, and hits of probes that do not pair
+  // USDT pairs: done probes whose start no probe reported (python 3.11 fires
+  // function__entry only when a generator or coroutine starts, CPython gh-98894; or the
+  // operation began before the recording). Each is a call, counted in `calls`, without a
+  // latency; not unmatched.
+  uint64_t untimed = 0;
   LatencyHistogram latency{};          // paired calls only
   std::optional<LinearHistogram> linear{};
   uint64_t nested_probe_ns = 0;        // what the probe hits inside its calls cost (Call::nested_probe_ns)

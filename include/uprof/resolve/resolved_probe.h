@@ -58,6 +58,9 @@ struct InlinedSite {
 struct UsdtPoint {
   std::vector<UsdtArg> args{};
   uint64_t semaphore_offset = 0;
+  // No values were named: the probe's defaults, without the arguments uprof cannot read
+  // (resolution_notes names those).
+  bool default_values = false;
 };
 
 using ProbePointKind = std::variant<FunctionPoint, LineSite, InlinedSite, UsdtPoint>;

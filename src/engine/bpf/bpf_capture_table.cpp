@@ -83,6 +83,9 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
       }
     }
     entry.slots[i] = b.slot;
+    // Memory behind an address may be in a page not faulted in yet; the registers and
+    // the stack slots at the stack pointer are there.
+    if (b.n > 0 && fetched_from_memory(v)) entry.faults = 1;
   }
   return entry;
 }

@@ -1,6 +1,7 @@
 #include "uprof/engine/bpf/bpf_engine.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
 #include <sys/utsname.h>
@@ -65,6 +66,23 @@ struct LinkDelete {
 using Skel = std::unique_ptr<uprof_capture, SkelDelete>;
 using Link = std::unique_ptr<bpf_link, LinkDelete>;
 
+// Whether sleepable hit programs can read strings: bpf_copy_from_user_str (Linux 6.12+)
+// is a kfunc, named in the kernel's BTF. Without it (or with
+// UPROF_BPF_PRETEND=no-sleepable) every probe takes the non-sleepable programs, and a
+// value in a page not faulted in yet reads as missing.
+bool kernel_has_sleepable_reads() {
+  const char* pretend = std::getenv("UPROF_BPF_PRETEND");
+  if (pretend && std::string_view(pretend) == "no-sleepable") return false;
+  static const bool cached = [] {
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux) return false;
+    const bool found = btf__find_by_name_kind(vmlinux, "bpf_copy_from_user_str", BTF_KIND_FUNC) > 0;
+    btf__free(vmlinux);
+    return found;
+  }();
+  return cached;
+}
+
 std::size_t pow2_at_least(std::size_t n) {
   std::size_t p = 1;
   while (p < n) p <<= 1;
@@ -99,10 +117,10 @@ class BpfEngine final : public CaptureEngine {
  public:
   BpfEngine(const CapturePlan& plan, const CaptureTarget& target, Skel skel, std::vector<UniqueFd> probe_fds,
             std::vector<UniqueFd> multi_links, std::vector<Link> task_links, std::vector<bool> texts,
-            std::string attach_path)
+            std::vector<bool> sleepables, std::string attach_path)
       : plan_(plan), target_(target), skel_(std::move(skel)), probe_fds_(std::move(probe_fds)),
         multi_links_(std::move(multi_links)), task_links_(std::move(task_links)), converter_(plan),
-        plan_texts_(std::move(texts)), attach_path_(std::move(attach_path)) {}
+        plan_texts_(std::move(texts)), plan_sleepables_(std::move(sleepables)), attach_path_(std::move(attach_path)) {}
 
   ~BpfEngine() override { close_links(std::move(multi_links_)); }
 
@@ -123,8 +141,10 @@ class BpfEngine final : public CaptureEngine {
     for (std::size_t i = 0; i < probe_fds_.size(); i++) {
       if (!probe_fds_[i].valid()) continue;  // a site the kernel refused
       LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = i);
-      // A probe that reads strings has a program of its own (uprof_capture.bpf.c).
-      bpf_program* prog = plan_texts_[i] ? skel_->progs.uprof_hit_text : skel_->progs.uprof_hit;
+      // A probe that reads strings has a program of its own, and one that reads memory
+      // behind an address its sleepable twin (uprof_capture.bpf.c).
+      bpf_program* prog = plan_sleepables_[i] ? (plan_texts_[i] ? skel_->progs.uprof_hit_text_s : skel_->progs.uprof_hit_s)
+                                              : (plan_texts_[i] ? skel_->progs.uprof_hit_text : skel_->progs.uprof_hit);
       bpf_link* l = bpf_program__attach_perf_event_opts(prog, probe_fds_[i].get(), &opts);
       if (!l) {
         const ProbeCapture& p = plan_.probes[i];
@@ -262,7 +282,8 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> task_links_;
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
-  std::vector<bool> plan_texts_;  // per probe: it reads strings (the uprof_hit_text program)
+  std::vector<bool> plan_texts_;       // per probe: it reads strings (the uprof_hit_text program)
+  std::vector<bool> plan_sleepables_;  // per probe: it reads memory behind an address (the _s twin)
   std::string attach_path_;
 };
 
@@ -301,9 +322,18 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   if (bpf_map__set_max_entries(skel->maps.events, static_cast<uint32_t>(ring)) ||
       bpf_map__set_max_entries(skel->maps.probes, entries) || bpf_map__set_max_entries(skel->maps.counts, entries))
     return err(libbpf_error("bpf engine: sizing the maps", errno));
-  std::vector<bool> texts;
-  for (const auto& e : table) texts.push_back(e.text != 0);
+  std::vector<bool> texts, sleepables;
+  const bool can_sleep = kernel_has_sleepable_reads();
+  for (const auto& e : table) {
+    texts.push_back(e.text != 0);
+    sleepables.push_back(can_sleep && e.faults != 0);
+  }
   const bool any_text = std::find(texts.begin(), texts.end(), true) != texts.end();
+  auto events_use = [&](bool text, bool sleepable) {
+    for (std::size_t i = 0; i < table.size(); i++)
+      if (texts[i] == text && sleepables[i] == sleepable) return true;
+    return false;
+  };
   if (any_text && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, nullptr) <= 0)
     return err("bpf engine: string values need bpf_loop (Linux 5.17+), which this kernel lacks: use --engine perf");
 
@@ -316,19 +346,28 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
     if (wanted && attach_type) bpf_program__set_expected_attach_type(prog, static_cast<bpf_attach_type>(attach_type));
   };
   // Each program costs a verification (~0.1 s here): only those the links use.
-  const std::vector<LinkPlan> planned = how.links ? plan_uprobe_links(plan, texts, how.sessions)
+  const std::vector<LinkPlan> planned = how.links ? plan_uprobe_links(plan, texts, how.sessions, sleepables)
                                                   : std::vector<LinkPlan>{};
-  auto links_use = [&](bool session, bool text) {
+  auto links_use = [&](bool session, bool text, bool sleepable) {
     return std::any_of(planned.begin(), planned.end(), [&](const LinkPlan& l) {
-      return (l.kind == LinkKind::Sessions) == session && l.text == text;
+      return (l.kind == LinkKind::Sessions) == session && l.text == text && l.sleepable == sleepable;
     });
   };
-  load(skel->progs.uprof_hit, !how.links, 0);
-  load(skel->progs.uprof_hit_text, !how.links && any_text, 0);
-  load(skel->progs.uprof_multi, links_use(false, false), how.types.multi);
-  load(skel->progs.uprof_multi_text, links_use(false, true), how.types.multi);
-  load(skel->progs.uprof_session, links_use(true, false), how.types.session);
-  load(skel->progs.uprof_session_text, links_use(true, true), how.types.session);
+  load(skel->progs.uprof_hit, !how.links && events_use(false, false), 0);
+  load(skel->progs.uprof_hit_text, !how.links && events_use(true, false), 0);
+  load(skel->progs.uprof_hit_s, !how.links && events_use(false, true), 0);
+  load(skel->progs.uprof_hit_text_s, !how.links && events_use(true, true), 0);
+  load(skel->progs.uprof_multi, links_use(false, false, false), how.types.multi);
+  load(skel->progs.uprof_multi_text, links_use(false, true, false), how.types.multi);
+  load(skel->progs.uprof_multi_s, links_use(false, false, true), how.types.multi);
+  load(skel->progs.uprof_multi_text_s, links_use(false, true, true), how.types.multi);
+  load(skel->progs.uprof_session, links_use(true, false, false), how.types.session);
+  load(skel->progs.uprof_session_text, links_use(true, true, false), how.types.session);
+  load(skel->progs.uprof_session_s, links_use(true, false, true), how.types.session);
+  load(skel->progs.uprof_session_text_s, links_use(true, true, true), how.types.session);
+  // The sleepable programs' scratch (a task storage map) only when one is loaded.
+  bpf_map__set_autocreate(skel->maps.scratch_task, std::find(sleepables.begin(), sleepables.end(), true) !=
+                                                       sleepables.end());
   if (int rc = uprof_capture__load(skel.get()); rc != 0)
     return err(libbpf_error("bpf engine: loading the BPF programs", rc));
   for (uint32_t i = 0; i < table.size(); i++)
@@ -346,6 +385,10 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
                           .entries_text = fd_of(skel->progs.uprof_multi_text),
                           .sessions = fd_of(skel->progs.uprof_session),
                           .sessions_text = fd_of(skel->progs.uprof_session_text),
+                          .entries_s = fd_of(skel->progs.uprof_multi_s),
+                          .entries_text_s = fd_of(skel->progs.uprof_multi_text_s),
+                          .sessions_s = fd_of(skel->progs.uprof_session_s),
+                          .sessions_text_s = fd_of(skel->progs.uprof_session_text_s),
                           .types = how.types};
     UPROF_ASSIGN(AttachedLinks attached, attach_uprobe_links(planned, programs, how.pid_filter));
     if (attached.links.empty() && !attached.refused.empty())
@@ -382,7 +425,8 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   }
   return std::unique_ptr<CaptureEngine>(std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds),
                                                                     std::move(links), std::move(task_links),
-                                                                    std::move(texts), how.describe()));
+                                                                    std::move(texts), std::move(sleepables),
+                                                                    how.describe()));
 }
 
 }  // namespace uprof

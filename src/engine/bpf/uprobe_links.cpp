@@ -24,15 +24,18 @@ std::string_view to_string(LinkKind k) {
   return "?";
 }
 
-std::vector<LinkPlan> plan_uprobe_links(const CapturePlan& plan, const std::vector<bool>& texts, bool sessions) {
-  // Key: (path, kind, text) -> the link; within it, sites in the plan's order.
-  std::map<std::tuple<std::string, LinkKind, bool>, LinkPlan> links;
+std::vector<LinkPlan> plan_uprobe_links(const CapturePlan& plan, const std::vector<bool>& texts, bool sessions,
+                                        const std::vector<bool>& sleepables) {
+  // Key: (path, kind, text, sleepable) -> the link; within it, sites in the plan's order.
+  std::map<std::tuple<std::string, LinkKind, bool, bool>, LinkPlan> links;
   auto text_of = [&](std::size_t i) { return i < texts.size() && texts[i]; };
-  auto add = [&](const std::string& path, LinkKind kind, bool text, LinkSite site) {
-    LinkPlan& l = links[{path, kind, text}];
+  auto sleeps = [&](std::size_t i) { return i < sleepables.size() && sleepables[i]; };
+  auto add = [&](const std::string& path, LinkKind kind, bool text, bool sleepable, LinkSite site) {
+    LinkPlan& l = links[{path, kind, text, sleepable}];
     l.path = path;
     l.kind = kind;
     l.text = text;
+    l.sleepable = sleepable;
     l.sites.push_back(std::move(site));
   };
   std::vector<bool> taken(plan.probes.size(), false);
@@ -64,13 +67,14 @@ std::vector<LinkPlan> plan_uprobe_links(const CapturePlan& plan, const std::vect
       }
       site.probes.push_back(static_cast<uint32_t>(r));
       const bool text = text_of(r) || (entry >= 0 && text_of(static_cast<std::size_t>(entry)));
-      add(ret.path, LinkKind::Sessions, text, std::move(site));
+      const bool sleepable = sleeps(r) || (entry >= 0 && sleeps(static_cast<std::size_t>(entry)));
+      add(ret.path, LinkKind::Sessions, text, sleepable, std::move(site));
     }
   }
   for (std::size_t i = 0; i < plan.probes.size(); i++) {
     if (taken[i]) continue;
     const ProbeCapture& p = plan.probes[i];
-    add(p.path, p.is_return ? LinkKind::Returns : LinkKind::Entries, text_of(i),
+    add(p.path, p.is_return ? LinkKind::Returns : LinkKind::Entries, text_of(i), sleeps(i),
         LinkSite{.offset = p.file_offset, .ref_ctr_offset = p.ref_ctr_offset, .cookie = i,
                  .probes = {static_cast<uint32_t>(i)}});
   }
@@ -165,8 +169,11 @@ struct LinkAttacher {
   Status attach(const LinkPlan& plan, std::span<const LinkSite> sites) {
     if (sites.empty()) return ok();
     const bool session = plan.kind == LinkKind::Sessions;
-    const int prog = session ? (plan.text ? programs.sessions_text : programs.sessions)
-                             : (plan.text ? programs.entries_text : programs.entries);
+    const int prog = plan.sleepable
+                         ? (session ? (plan.text ? programs.sessions_text_s : programs.sessions_s)
+                                    : (plan.text ? programs.entries_text_s : programs.entries_s))
+                         : (session ? (plan.text ? programs.sessions_text : programs.sessions)
+                                    : (plan.text ? programs.entries_text : programs.entries));
     const uint32_t type = session ? programs.types.session : programs.types.multi;
     out.attempts++;
     LinkAttempt a = create_uprobe_link(prog, type, plan.kind == LinkKind::Returns, plan.path, sites, pid);

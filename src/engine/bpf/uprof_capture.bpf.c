@@ -5,7 +5,14 @@
  * names the probe, and its table entry (bpf_capture_abi.h) says what to read.
  * Compiled once with clang -target bpf; registers are addressed by byte offset in
  * struct pt_regs, which user space takes from the probed arch's table, so the same
- * object serves x86-64 and arm64. */
+ * object serves x86-64 and arm64.
+ *
+ * Each hit program has a sleepable twin (the `_s` programs) for probes that read user
+ * memory behind a pointer (bpf_capture_abi.h, `faults`): a non-sleepable program cannot
+ * take a page fault, so a string or member in a page the process has not touched yet
+ * (a string in a fresh .rodata page, a file just mapped) reads as nothing; the twin
+ * reads with bpf_copy_from_user(_str), which faults the page in as the process's own
+ * access would. Probes that read only registers and the stack keep the cheaper path. */
 #include <linux/bpf.h>
 #include <stdbool.h>
 #include <bpf/bpf_helpers.h>
@@ -160,9 +167,31 @@ struct {
   __type(value, struct text_hit);
 } scratch SEC(".maps");
 
+/* Present on 6.12+ (weak: the object loads without it; a sleepable text program that
+ * calls it is only loaded where the kernel has it). Copies as bpf_probe_read_user_str
+ * does, and may fault the pages in: sleepable programs only. */
+extern int bpf_copy_from_user_str(void *dst, __u32 dst__sz, const void *unsafe_ptr__ign, __u64 flags) __ksym __weak;
+
+/* One read of user memory: `sleepable` is a constant in each program (the functions
+ * are inlined), so a program calls one helper or the other. */
+static __always_inline long read_user(void *dst, __u32 size, const void *src, const bool sleepable) {
+  return sleepable ? bpf_copy_from_user(dst, size, src) : bpf_probe_read_user(dst, size, src);
+}
+
+/* A sleepable program's scratch: one per thread, made at its first such hit. A per-CPU
+ * one would be shared by every thread that runs on the CPU while the first sleeps in a
+ * page fault (the program keeps its CPU, not the CPU to itself). */
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct text_hit);
+} scratch_task SEC(".maps");
+
 /* Runs one slot's steps; returns 0 when a read failed, 1 with the value in *out, 2
  * for a string: its address in *out and the most bytes to copy in *max. */
-static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot, __u64 *out, __u32 *max) {
+static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot, __u64 *out, __u32 *max,
+                                    const bool sleepable) {
   __u64 acc = 0;
   for (int s = 0; s < UPROF_BPF_MAX_STEPS; s++) {
     const struct uprof_bpf_step *st = &slot->steps[s];
@@ -183,7 +212,7 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
       __u64 v = 0;
       __u32 size = st->size;
       if (size == 0 || size > 8) size = 8;
-      long rc = bpf_probe_read_user(&v, size, (void *)(long)(acc + (__s64)st->imm));
+      long rc = read_user(&v, size, (void *)(long)(acc + (__s64)st->imm), sleepable);
       if (rc) return 0;
       acc = v;
     } else {
@@ -194,8 +223,10 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
   return 1;
 }
 
-/* Reserves a hit record of CAP slots, fills it, submits it. */
-#define EMIT_HIT(CAP)                                                                   \
+/* Reserves a hit record of CAP slots, fills it, submits it. A sleepable program may
+ * sleep in a read while it holds the reservation: the reader waits for that record
+ * (records after it are held back, not lost). */
+#define EMIT_HIT(CAP, SLEEPABLE)                                                                \
   do {                                                                                  \
     struct hit##CAP {                                                                   \
       struct uprof_bpf_record h;                                                        \
@@ -213,7 +244,8 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
       if (i >= n) break;                                                                \
       r->v[i] = 0;                                                                      \
       __u32 unused;                                                                     \
-      if (run_slot(ctx, &p->slots[i], &r->v[i], &unused) != 1) missing |= 1u << i;      \
+      if (run_slot(ctx, &p->slots[i], &r->v[i], &unused, SLEEPABLE) != 1)               \
+        missing |= 1u << i;                                                             \
     }                                                                                   \
     r->h.missing = missing;                                                             \
     bpf_ringbuf_submit(r, submit_flags());                                              \
@@ -235,12 +267,12 @@ struct text_fill {
   __u32 missing;
 };
 
-static long fill_text_slot(__u32 i, void *data) {
+static __always_inline long fill_text_slot(__u32 i, void *data, const bool sleepable) {
   struct text_fill *f = data;
   if (i >= f->n || i >= UPROF_BPF_MAX_SLOTS) return 1;
   __u64 v = 0;
   __u32 max = 0;
-  int got = run_slot(f->ctx, &f->p->slots[i & (UPROF_BPF_MAX_SLOTS - 1)], &v, &max);
+  int got = run_slot(f->ctx, &f->p->slots[i & (UPROF_BPF_MAX_SLOTS - 1)], &v, &max, sleepable);
   char comm[16];
   if (got == 3) { /* $comm: copied like a string, from the kernel's copy of the name */
     __builtin_memset(comm, 0, sizeof comm);
@@ -255,8 +287,12 @@ static long fill_text_slot(__u32 i, void *data) {
       __u64 at = pos, cap = max;
       asm volatile("%0 &= 4095" : "+r"(at));
       asm volatile("%0 &= 2047" : "+r"(cap));
-      rc = got == 3 ? bpf_probe_read_kernel_str(&f->r->text[at], cap, comm)
-                    : bpf_probe_read_user_str(&f->r->text[at], cap, (void *)(long)v);
+      if (got == 3)
+        rc = bpf_probe_read_kernel_str(&f->r->text[at], cap, comm);
+      else if (sleepable)
+        rc = bpf_copy_from_user_str(&f->r->text[at], cap, (void *)(long)v, 0);
+      else
+        rc = bpf_probe_read_user_str(&f->r->text[at], cap, (void *)(long)v);
     }
     if (rc > max) rc = max;
     if (rc > 0) {
@@ -271,6 +307,10 @@ static long fill_text_slot(__u32 i, void *data) {
   f->r->v[i & (UPROF_BPF_MAX_SLOTS - 1)] = v;
   return 0;
 }
+
+/* bpf_loop's callbacks, one per kind of program. */
+static long fill_text_slot_nosleep(__u32 i, void *data) { return fill_text_slot(i, data, false); }
+static long fill_text_slot_sleep(__u32 i, void *data) { return fill_text_slot(i, data, true); }
 
 /* What both hit programs do first: drop hits of processes not followed, find the
  * probe by its cookie, count the hit. 0 when the hit is not recorded. */
@@ -305,20 +345,25 @@ static __always_inline int begin_hit(struct pt_regs *ctx, struct hit_of *h, __u3
   return 1;
 }
 
-static __always_inline int hit_text(struct pt_regs *ctx, __u32 key) {
+static __always_inline int hit_text(struct pt_regs *ctx, __u32 key, const bool sleepable) {
   struct hit_of h;
   if (!begin_hit(ctx, &h, key)) return 0;
   __u32 zero = 0, n = h.n, tgid = h.tgid, tid = h.tid;
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
   struct uprof_bpf_counts *c = h.c;
-  struct text_hit *r = bpf_map_lookup_elem(&scratch, &zero);
-  if (!r) return 0;
+  struct text_hit *r = sleepable ? bpf_task_storage_get(&scratch_task, bpf_get_current_task_btf(), 0,
+                                                        BPF_LOCAL_STORAGE_GET_F_CREATE)
+                                 : bpf_map_lookup_elem(&scratch, &zero);
+  if (!r) { /* no memory for a thread's scratch: the hit counts as dropped */
+    hit_dropped(c, tgid, tid, 0);
+    return 0;
+  }
   fill_header(&r->h, UPROF_BPF_HIT_TEXT, tgid, tid, time);
   r->h.probe = p->probe;
   r->h.nvalues = (__u8)n;
   struct text_fill f = {.ctx = ctx, .p = p, .r = r, .n = n, .pos = 0, .missing = 0};
-  bpf_loop(UPROF_BPF_MAX_SLOTS, fill_text_slot, &f, 0);
+  bpf_loop(UPROF_BPF_MAX_SLOTS, sleepable ? fill_text_slot_sleep : fill_text_slot_nosleep, &f, 0);
   r->h.missing = f.missing;
   __u64 text = f.pos; /* at most UPROF_BPF_TEXT_BYTES + UPROF_BPF_MAX_STRING */
   asm volatile("%0 &= 8191" : "+r"(text));
@@ -331,18 +376,24 @@ static __always_inline int hit_text(struct pt_regs *ctx, __u32 key) {
   return 0;
 }
 
-static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key) {
+static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key, const bool sleepable) {
   struct hit_of h;
   if (!begin_hit(ctx, &h, key)) return 0;
   __u32 n = h.n, tgid = h.tgid, tid = h.tid;
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
   struct uprof_bpf_counts *c = h.c;
-  if (n <= 2) EMIT_HIT(2);
-  if (n <= 4) EMIT_HIT(4);
-  if (n <= 8) EMIT_HIT(8);
-  EMIT_HIT(32);
+  if (n <= 2) EMIT_HIT(2, sleepable);
+  if (n <= 4) EMIT_HIT(4, sleepable);
+  if (n <= 8) EMIT_HIT(8, sleepable);
+  EMIT_HIT(32, sleepable);
 }
+
+/* The four kinds of hit, by what the program may do. */
+static __always_inline int hit_plain_nosleep(struct pt_regs *ctx, __u32 key) { return hit_plain(ctx, key, false); }
+static __always_inline int hit_plain_sleep(struct pt_regs *ctx, __u32 key) { return hit_plain(ctx, key, true); }
+static __always_inline int hit_text_nosleep(struct pt_regs *ctx, __u32 key) { return hit_text(ctx, key, false); }
+static __always_inline int hit_text_sleep(struct pt_regs *ctx, __u32 key) { return hit_text(ctx, key, true); }
 
 /* The programs. Each finds its probe by the attach cookie (uprobe_links.h for the
  * multi-uprobe links' cookies). uprof_hit and uprof_hit_text run on uprobe-PMU perf
@@ -351,16 +402,30 @@ static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key) {
  * uprof_session and uprof_session_text on uprobe sessions (Linux 6.13+). Programs the
  * kernel cannot run are not loaded. */
 SEC("uprobe")
-int uprof_hit(struct pt_regs *ctx) { return hit_plain(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+int uprof_hit(struct pt_regs *ctx) { return hit_plain_nosleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
 
 SEC("uprobe")
-int uprof_hit_text(struct pt_regs *ctx) { return hit_text(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+int uprof_hit_text(struct pt_regs *ctx) { return hit_text_nosleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
 
 SEC("uprobe")
-int uprof_multi(struct pt_regs *ctx) { return hit_plain(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+int uprof_multi(struct pt_regs *ctx) { return hit_plain_nosleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
 
 SEC("uprobe")
-int uprof_multi_text(struct pt_regs *ctx) { return hit_text(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+int uprof_multi_text(struct pt_regs *ctx) { return hit_text_nosleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+/* The sleepable twins ("uprobe.s": BPF_F_SLEEPABLE; the links' attach type is set by
+ * user space as for the others). */
+SEC("uprobe.s")
+int uprof_hit_s(struct pt_regs *ctx) { return hit_plain_sleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe.s")
+int uprof_hit_text_s(struct pt_regs *ctx) { return hit_text_sleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe.s")
+int uprof_multi_s(struct pt_regs *ctx) { return hit_plain_sleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
+
+SEC("uprobe.s")
+int uprof_multi_text_s(struct pt_regs *ctx) { return hit_text_sleep(ctx, (__u32)bpf_get_attach_cookie(ctx)); }
 
 /* Weak: a kernel without sessions loads the object, with the session programs off. */
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -381,10 +446,16 @@ extern bool bpf_session_is_return(void) __ksym __weak;
   return ret ? 0 : 1;
 
 SEC("uprobe")
-int uprof_session(struct pt_regs *ctx) { SESSION(hit_plain) }
+int uprof_session(struct pt_regs *ctx) { SESSION(hit_plain_nosleep) }
 
 SEC("uprobe")
-int uprof_session_text(struct pt_regs *ctx) { SESSION(hit_text) }
+int uprof_session_text(struct pt_regs *ctx) { SESSION(hit_text_nosleep) }
+
+SEC("uprobe.s")
+int uprof_session_s(struct pt_regs *ctx) { SESSION(hit_plain_sleep) }
+
+SEC("uprobe.s")
+int uprof_session_text_s(struct pt_regs *ctx) { SESSION(hit_text_sleep) }
 
 /* A task record the ring had no room for. */
 static __always_inline void count_task_drop(void) {

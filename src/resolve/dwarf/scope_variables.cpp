@@ -21,7 +21,20 @@ std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset
     scopes = static_cast<Dwarf_Die*>(std::malloc(sizeof(Dwarf_Die)));
     if (scopes && dwarf_offdie(dbg, scope_die, scopes)) n = 1;
   } else {
+    // dwarf_getscopes follows an inlined copy to the scopes of its abstract definition
+    // (the inlined function, then the unit); the copy's caller is its parent in the
+    // tree, which dwarf_getscopes_die walks: the innermost scope at pc, then every DIE
+    // that holds it (blocks, enclosing inlined copies) out to the function.
     n = dwarf_getscopes(&cu, pc, &scopes);
+    Dwarf_Die* held = nullptr;
+    const int m = n > 0 ? dwarf_getscopes_die(&scopes[0], &held) : 0;
+    if (m > 0) {
+      std::free(scopes);
+      scopes = held;
+      n = m;
+    } else {
+      std::free(held);
+    }
   }
   if (n <= 0) {
     std::free(scopes);
@@ -44,8 +57,10 @@ std::vector<DwarfParam> scope_variables(Dwarf* dbg, uint64_t function_die_offset
       out.push_back({.name = name, .type = dwarf_type_of(&c, kNoScopes, style, true), .die_offset = dwarf_dieoffset(&c),
                      .artificial = dwarf_flag_integrate(&c, DW_AT_artificial)});
     }
-    // The function (or inlined copy) the line is in ends the scopes a line sees.
-    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) break;
+    // A line sees out to its function, through every inlined copy it is in (the
+    // copy's caller's blocks and locals, as gdb shows them a frame up); an inlined
+    // copy's entry (`scope_die`) sees its own parameters, as a function's entry does.
+    if (tag == DW_TAG_subprogram || (tag == DW_TAG_inlined_subroutine && scope_die)) break;
   }
   std::free(scopes);
   return out;

@@ -214,4 +214,31 @@ Result<std::vector<UsdtArg>> parse_usdt_args(Arch arch, std::string_view args) {
   return out;
 }
 
+std::vector<UsdtArg> read_usdt_args(Arch arch, std::string_view args) {
+  std::vector<UsdtArg> out;
+  for (auto one : split_usdt_args(args)) {
+    auto a = parse_usdt_arg(arch, one);
+    if (a) {
+      out.push_back(std::move(*a));
+      continue;
+    }
+    // The reason without arg_error's "usdt: argument '-8@%xmm1': ", which the note says.
+    std::string why = a.error().message;
+    const std::string head = "usdt: argument '" + std::string(one) + "': ";
+    if (why.rfind(head, 0) == 0) why.erase(0, head.size());
+    UsdtArg kept{.size = 8, .is_signed = false, .location = UsdtUnparsed{why}, .text = std::string(one)};
+    out.push_back(std::move(kept));
+  }
+  return out;
+}
+
+std::optional<std::string> usdt_arg_unreadable(const UsdtArg& arg) {
+  if (const auto* u = std::get_if<UsdtUnparsed>(&arg.location)) return u->why;
+  if (const auto* m = std::get_if<UsdtMemory>(&arg.location)) {
+    if (m->index) return "an address with an index register, which uprof does not read";
+    if (m->offset < INT32_MIN || m->offset > INT32_MAX) return "an offset beyond 32 bits";
+  }
+  return std::nullopt;
+}
+
 }  // namespace uprof

@@ -159,6 +159,30 @@ TEST(BpfCaptureTable, MemoryReadsFollowPointersAndStringsComeLast) {
   EXPECT_EQ(numbers->text, 0u);  // the fixed-size records
 }
 
+// Memory behind an address may be in a page not faulted in yet: such a probe takes the
+// sleepable program. Registers, a stack slot and the thread's name never fault.
+TEST(BpfCaptureTable, OnlyReadsBehindAnAddressMayFault) {
+  ValueSpec member = value("it->id", ValueSource::Register, 5);
+  member.deref = true;
+  member.deref_offset = 4;
+  member.size = 4;
+  member.type = "int";
+  member.pointee = true;
+  ValueSpec raw = value("+8(%di)", ValueSource::Register, 5);
+  raw.deref = true;
+  raw.deref_offset = 8;
+  ValueSpec stack = value("$stack1", ValueSource::Stack);
+  stack.stack_offset = 8;
+  ValueSpec home = value("n", ValueSource::Register, 6);  // -O0: an int at [rbp-20], in the frame
+  home.deref = true;
+  home.deref_offset = -20;
+  home.type = "int";
+  for (const ValueSpec& v : {member, raw})
+    EXPECT_EQ(bpf_capture_entry(probe_with({v}), Arch::X86_64)->faults, 1u) << v.name;
+  for (const ValueSpec& v : {value("a", ValueSource::Register, 5), stack, home, value("$comm", ValueSource::Comm)})
+    EXPECT_EQ(bpf_capture_entry(probe_with({v}), Arch::X86_64)->faults, 0u) << v.name;
+}
+
 TEST(BpfCaptureTable, CommIsCopiedIntoTheTextLikeAString) {
   ValueSpec comm{.name = "$comm", .source = ValueSource::Comm};
   comm.kind = ValueKind::String;

@@ -77,6 +77,26 @@ TEST(UprobeLinks, ProbesThatReadStringsTakeTheirOwnLink) {
   for (const auto& l : links) EXPECT_EQ(l.text, l.kind == LinkKind::Sessions) << to_string(l.kind);
 }
 
+// A probe that may fault a page in takes the sleepable program: its own link; a session
+// is sleepable when either of its probes is.
+TEST(UprobeLinks, ProbesThatMayFaultTakeTheirOwnLink) {
+  // Entry 0 reads registers; 1 (with its return 2) and 3 read memory behind an address.
+  CapturePlan plan{.probes = {probe(0, "/bin/a", 0x1000, false), probe(1, "/bin/a", 0x2000, false),
+                              probe(2, "/bin/a", 0x2000, true), probe(3, "/bin/a", 0x3000, false)}};
+  auto links = plan_uprobe_links(plan, std::vector<bool>(4, false), true, std::vector<bool>{false, true, false, true});
+  ASSERT_EQ(links.size(), 3u);  // entries not sleepable (0), entries sleepable (3), the session sleepable (1, 2)
+  for (const auto& l : links) {
+    ASSERT_EQ(l.sites.size(), 1u);
+    EXPECT_EQ(l.sleepable, l.sites[0].probes[0] != 0) << to_string(l.kind) << " " << l.sites[0].probes[0];
+  }
+  auto none = plan_uprobe_links(plan, std::vector<bool>(4, false), true);
+  ASSERT_EQ(none.size(), 2u);  // entries (0, 3), the session
+  for (const auto& l : none) EXPECT_FALSE(l.sleepable);
+  // A session is sleepable when either of its probes is.
+  auto by_return = plan_uprobe_links(plan, std::vector<bool>(4, false), true, std::vector<bool>{false, false, true, false});
+  for (const auto& l : by_return) EXPECT_EQ(l.sleepable, l.kind == LinkKind::Sessions) << to_string(l.kind);
+}
+
 TEST(BpfAttachChoice, LinksWhereTheKernelHasThem) {
   CaptureTarget launched{.pid = 100, .system_wide = false, .start_on_exec = true};
   CaptureTarget attached{.pid = 100, .system_wide = false, .start_on_exec = false};

@@ -193,5 +193,21 @@ TEST(UsdtArgs, SplitsOnSpacesOutsideBrackets) {
   EXPECT_EQ(bad.error().message.rfind("usdt: argument '8@%nope': ", 0), 0u);
 }
 
+// For recording, one argument that cannot be read costs only itself: the others parse,
+// and each unreadable one says why (the note a recording prints names it).
+TEST(UsdtArgs, ReadingKeepsEveryArgumentAndSaysWhichCannotBeRead) {
+  auto args = read_usdt_args(Arch::X86_64, "-4@%edx 8@-24(%rsp,%rax,8) 8@%xmm1 8@4294967296(%rax) -8@%rcx");
+  ASSERT_EQ(args.size(), 5u);
+  EXPECT_EQ(usdt_arg_unreadable(args[0]), std::nullopt);
+  EXPECT_EQ(usdt_arg_unreadable(args[1]), "an address with an index register, which uprof does not read");
+  EXPECT_EQ(args[1].text, "8@-24(%rsp,%rax,8)");
+  EXPECT_EQ(usdt_arg_unreadable(args[2]), "unknown register '%xmm1' (x86_64)");
+  EXPECT_EQ(args[2].text, "8@%xmm1");
+  EXPECT_EQ(usdt_arg_unreadable(args[3]), "an offset beyond 32 bits");
+  EXPECT_EQ(usdt_arg_unreadable(args[4]), std::nullopt);
+  EXPECT_EQ(reg_of(args[4]), kCx);
+  EXPECT_TRUE(read_usdt_args(Arch::Arm64, "").empty());
+}
+
 }  // namespace
 }  // namespace uprof

@@ -56,7 +56,8 @@ struct uprof_bpf_probe {
   __u32 probe;  /* the recording's probe table index */
   __u32 nslots; /* value slots each hit writes */
   __u32 text;   /* 1: a slot reads a string (HIT_TEXT records) */
-  __u32 pad;
+  __u32 faults; /* 1: a slot reads user memory behind an address: the sleepable program,
+                   which may fault a page in (a page the process has not touched yet) */
   struct uprof_bpf_slot slots[UPROF_BPF_MAX_SLOTS];
 };
 

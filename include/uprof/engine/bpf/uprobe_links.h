@@ -57,14 +57,17 @@ struct LinkPlan {
   std::string path{};
   LinkKind kind = LinkKind::Entries;
   bool text = false;  // a site reads strings: the link takes the string-reading program
+  bool sleepable = false;  // a site reads memory behind an address: the sleepable twin
   std::vector<LinkSite> sites{};
 };
 
 // Groups the plan's probes into links: per file, per kind, per program (with strings or
 // without). With `sessions`, a return probe and the entry probe at the same offset
 // share a session site (a return probe alone gets a session site with no entry
-// record); without, returns get a Returns link. `texts[i]`: probe i reads strings.
-std::vector<LinkPlan> plan_uprobe_links(const CapturePlan& plan, const std::vector<bool>& texts, bool sessions);
+// record); without, returns get a Returns link. `texts[i]`: probe i reads strings;
+// `sleepables[i]`: probe i reads memory behind an address (its program may fault).
+std::vector<LinkPlan> plan_uprobe_links(const CapturePlan& plan, const std::vector<bool>& texts, bool sessions,
+                                        const std::vector<bool>& sleepables = {});
 
 // The kernel's numbers for the two attach types, read from its BTF (enum
 // bpf_attach_type in /sys/kernel/btf/vmlinux): 0 when the kernel has no such attach type.
@@ -85,11 +88,12 @@ struct LinkAttempt {
 LinkAttempt create_uprobe_link(int prog_fd, uint32_t attach_type, bool is_return, const std::string& path,
                                std::span<const LinkSite> sites, pid_t pid);
 
-// The programs a LinkPlan's kind and text take (their fds), and the kernel's numbers for
-// the attach types.
+// The programs a LinkPlan's kind, text and sleepable take (their fds), and the kernel's
+// numbers for the attach types.
 struct LinkPrograms {
   int entries = -1, entries_text = -1;    // also for Returns links
   int sessions = -1, sessions_text = -1;  // -1 when the kernel has no sessions
+  int entries_s = -1, entries_text_s = -1, sessions_s = -1, sessions_text_s = -1;  // the sleepable twins
   UprobeLinkSupport types{};
 };
 

@@ -6,8 +6,16 @@
 //   DW_TAG_subprogram loop_sum           n, k (parameters), acc
 //     DW_TAG_lexical_block [0x1220,..)   i                       <- pc 0x1230: i, acc, n, k
 //
-// In an inlined copy's code the copy's own parameters (DW_TAG_formal_parameter with an
-// abstract origin) are what the line sees, not its caller's.
+// In an inlined copy's code the line sees the copy's own parameters (DW_TAG_formal_parameter
+// with an abstract origin) first, then its caller's scopes out to the function, as gdb
+// shows them a frame up (tests/fixtures/lines.c, `times` inlined in scaled_sum's loop):
+//
+//   DW_TAG_subprogram scaled_sum         n, k, acc
+//     DW_TAG_lexical_block               i
+//       DW_TAG_inlined_subroutine times  x, by                 <- its body: x, by, i, acc, n, k
+//
+// An inlined copy's entry (`scope_die`, `-e times`) sees only the copy's parameters, as a
+// function's entry sees its own.
 #pragma once
 
 #include <cstdint>

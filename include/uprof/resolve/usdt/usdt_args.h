@@ -46,7 +46,13 @@ struct UsdtMemory {
   std::optional<uint8_t> index{};    // perf index, x86-64 only
   uint8_t scale = 1;                 // 1, 2, 4 or 8
 };
-using UsdtLocation = std::variant<UsdtConstant, UsdtRegister, UsdtMemory>;
+// An operand the parser does not know (`8@%xmm1`, a float in a vector register):
+// `why`, as parse_usdt_arg says it after the argument ("unknown register 'xmm1'
+// (x86_64)"). Only read_usdt_args makes these.
+struct UsdtUnparsed {
+  std::string why{};
+};
+using UsdtLocation = std::variant<UsdtConstant, UsdtRegister, UsdtMemory, UsdtUnparsed>;
 
 struct UsdtArg {
   uint8_t size = 0;         // 1, 2, 4 or 8 bytes
@@ -63,5 +69,15 @@ Result<UsdtArg> parse_usdt_arg(Arch arch, std::string_view text);
 // not separate arguments: arm64's "-4@[sp, 12]" is one.
 std::vector<std::string_view> split_usdt_args(std::string_view args);
 Result<std::vector<UsdtArg>> parse_usdt_args(Arch arch, std::string_view args);
+
+// The same, for recording: an argument that does not parse is kept, as UsdtUnparsed,
+// so that one argument never costs the probe its others.
+std::vector<UsdtArg> read_usdt_args(Arch arch, std::string_view args);
+
+// Why uprof cannot read an argument at the probe, or nullopt when it can. Both engines
+// read a register, or memory at a register + a 32-bit offset; not an address with an
+// index register (gcc emits `8@32(%rsp,%rsi,8)` for `names[i % 2]`):
+//   8@32(%rsp,%rsi,8) -> "an address with an index register, which uprof does not read"
+std::optional<std::string> usdt_arg_unreadable(const UsdtArg& arg);
 
 }  // namespace uprof
