@@ -244,7 +244,7 @@ TEST(RecordingPlanReturns, AProgramThatSwitchesStacksGetsNoReturnProbes) {
   auto k = kinds(*plan);
   EXPECT_EQ(k["foo"], "entry exit");
   EXPECT_EQ(k["bar"], "entry exit");
-  EXPECT_EQ(k["coroutine"], "entry");  // it never returns
+  EXPECT_EQ(k["coroutine_a"], "entry");  // it never returns
   // --unsafe-returns: return probes, except where none can ever be right.
   RecordRequest unsafe = request({fixture("x86_64", "alone_swapcontext") + ":*"}, fixture("x86_64", "alone_swapcontext"));
   unsafe.plan.unsafe_returns = true;
