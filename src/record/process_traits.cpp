@@ -10,9 +10,12 @@ namespace uprof {
 namespace {
 
 // The functions that move a thread to another stack and back (boost.context's are its
-// own assembly, not libc's).
-constexpr std::array<std::string_view, 6> kStackSwitchers{"swapcontext", "setcontext",    "makecontext",
-                                                          "sigaltstack", "jump_fcontext", "ontop_fcontext"};
+// own assembly, not libc's). Not sigaltstack: Python, Rust and Go programs import it for
+// a handler of fatal signals, and the kernel copes with a handler's stack below the
+// interrupted one (tests/cli/alone_test.cpp); taking it would cost them the latency of
+// every function whose exits cannot all be seen (CPython's eval loop, for one).
+constexpr std::array<std::string_view, 5> kStackSwitchers{"swapcontext", "setcontext", "makecontext", "jump_fcontext",
+                                                          "ontop_fcontext"};
 
 }  // namespace
 

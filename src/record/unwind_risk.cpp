@@ -12,25 +12,26 @@
 
 namespace uprof {
 
-bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
-  bool out = false;
+CodeFlow code_flow(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
+  CodeFlow f{.calls_out = false, .can_leave = false};
   const uint64_t end = function_vaddr + code.size();
   std::size_t decoded = decoder.each(code, function_vaddr, [&](const DecodedInsn& i) {
-    if (i.is_call || i.indirect_jump) out = true;  // an indirect jump: a tail call or a jump table, cannot tell
-    if (i.direct_target && (*i.direct_target < function_vaddr || *i.direct_target >= end)) out = true;  // tail call
+    const bool out = i.direct_target && (*i.direct_target < function_vaddr || *i.direct_target >= end);
+    // An indirect jump: a tail call or a jump table, cannot tell.
+    if (i.is_call || i.indirect_jump || out) f.calls_out = true;
+    // A jump (not a call) out of its code: a tail call, or into a split-off part that may return.
+    if (i.is_return || i.indirect_jump || (out && !i.is_call)) f.can_leave = true;
   });
-  return out || decoded < code.size();  // undecodable code: assume it calls out
+  if (decoded < code.size()) f.calls_out = f.can_leave = true;  // undecodable code: assume the worst
+  return f;
+}
+
+bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
+  return code_flow(decoder, code, function_vaddr).calls_out;
 }
 
 bool can_leave(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
-  bool leaves = false;
-  const uint64_t end = function_vaddr + code.size();
-  std::size_t decoded = decoder.each(code, function_vaddr, [&](const DecodedInsn& i) {
-    if (i.is_return || i.indirect_jump) leaves = true;
-    // A jump (not a call) out of its code: a tail call, or into a split-off part that may return.
-    if (!i.is_call && i.direct_target && (*i.direct_target < function_vaddr || *i.direct_target >= end)) leaves = true;
-  });
-  return leaves || decoded < code.size();
+  return code_flow(decoder, code, function_vaddr).can_leave;
 }
 
 namespace {
@@ -135,17 +136,18 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
       continue;
     }
     std::vector<uint8_t> code;
-    const InsnDecoder* dec = nullptr;
+    CodeFlow flow{};  // a function of unknown size: assume it calls out and leaves
     if (p.function_size != 0) {
-      UPROF_ASSIGN(dec, resolver.decoder(p.arch));
+      UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
       UPROF_ASSIGN(code, resolver.function_bytes(*img, p.function_addr, p.function_size));
-      if (!can_leave(*dec, code, p.function_addr)) {
+      flow = code_flow(*dec, code, p.function_addr);
+      if (!flow.can_leave) {
         only_entry(ReturnHazard::NeverReturns);
         continue;
       }
     }
     // Measured at its exits, when the process makes a return probe unsafe there.
-    const bool out_calls = p.function_size == 0 || calls_out(*dec, code, p.function_addr);
+    const bool out_calls = flow.calls_out;
     ReturnHazard hazard;
     if (file.cxx && out_calls) hazard = ReturnHazard::CxxCode;
     else if (!traits.cxx_runtime.empty() && out_calls) hazard = ReturnHazard::CInCxxProcess;

@@ -5,8 +5,8 @@
 //                       libstdc++ defines it): an exception may unwind through any
 //                       function that calls out, C code too (a throwing qsort comparator
 //                       unwinds through libc's qsort)
-//   stack switching     a file imports swapcontext, setcontext, makecontext, sigaltstack
-//                       or boost.context's jump_fcontext/ontop_fcontext (or a program
+//   stack switching     a file imports swapcontext, setcontext, makecontext or
+//                       boost.context's jump_fcontext/ontop_fcontext (or a program
 //                       defines one, linked in statically): a return can happen on
 //                       another stack than the call, which the kernel's return probes
 //                       do not follow (they drop or pop the wrong pending return)

@@ -23,7 +23,7 @@
 //                  with the C++ runtime (record/process_traits.h): libc's qsort, whose
 //                  comparator may throw
 //   StackSwitching every function in a process that switches stacks (swapcontext,
-//                  sigaltstack): the kernel tells live pending returns from stale ones by
+//                  boost.context): the kernel tells live pending returns from stale ones by
 //                  the stack pointer, on one stack; on another it pops the wrong one, and
 //                  the program returns to the wrong caller
 //
@@ -87,6 +87,15 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
 // fire at one instruction, in either order.
 void drop_exits_at_entry(const std::vector<ResolvedProbe>& probes, ReturnRisks& risks);
 
+// Pure: how the function's code (from its symbol) leaves: whether it calls out of itself (a
+// call, a jump out of its code, an indirect jump), and whether it can leave at all (a
+// return, a jump out, an indirect jump). Code that does not decode to its end is assumed
+// to do both.
+struct CodeFlow {
+  bool calls_out = true;
+  bool can_leave = true;
+};
+CodeFlow code_flow(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr);
 // Pure: whether the function's code (from its symbol) calls out of itself.
 bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr);
 // Pure: whether the function's code can leave it: a return, a jump out of its code or an
