@@ -98,7 +98,7 @@ TEST_P(Alone, ArgcAndArgvAreThoseGiven) {
 }
 
 // An explicit return probe on the entry point is refused with the reason.
-TEST(AloneRefusal, AReturnProbeOnTheEntryPointIsRefused) {
+TEST(AloneDecisions, AReturnProbeOnTheEntryPointIsRefused) {
   test::TempDir dir;
   const std::string program = fixture("x86_64", "alone_argv");
   auto r = run({uprof_binary(), "record", "-o", dir.file("t.data"), "-e", "_start%return", "--", program});
@@ -111,34 +111,53 @@ TEST(AloneRefusal, AReturnProbeOnTheEntryPointIsRefused) {
   EXPECT_EQ(r.err.find("--unsafe-returns"), std::string::npos) << r.err;  // no way around it
 }
 
+// `uprof probe` says how each function's returns are measured for that program: libc's
+// bsearch at its exits under a C++ program, by a return probe under a C one.
+TEST(AloneDecisions, ProbeDecidesForTheProgramGiven) {
+  auto cxx = run({uprof_binary(), "probe", fixture("x86_64", "qsort_throw"), "libc:bsearch"});
+  ASSERT_EQ(cxx.exit_code, 0) << cxx.err;
+  EXPECT_NE(cxx.out.find("at 1 exit"), std::string::npos) << cxx.out;
+  auto c = run({uprof_binary(), "probe", fixture("x86_64", "alone_argv"), "libc:bsearch", "_start"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("return probe"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("none: _start is the program's entry point"), std::string::npos) << c.out;
+}
+
 TEST_P(Alone, LongjmpOutOfProbedFrames) {
   UPROF_REQUIRE_UPROBES();
-  auto r = record_alone(GetParam(), {fixture("x86_64", "alone_longjmp"), "50"}, {"libc:*setjmp*", "libc:*longjmp*"});
-  ASSERT_EQ(r.alone.out, "a=50 b=50 c=50 jumps=50\n");
-  expect_as_alone(r);
-  for (const char* f : {"a", "b", "c"}) EXPECT_EQ(r.entries[f], 50) << f;
-  EXPECT_EQ(r.returns["c"], 0);  // it never returns: longjmp leaves it
-  EXPECT_EQ(kinds_of(r, "_setjmp"), "entry");  // its saved return address is resumed by longjmp
+  for (bool no_args : {true, false}) {
+    SCOPED_TRACE(no_args ? "--no-args" : "with args");
+    auto r = record_alone(GetParam(), {fixture("x86_64", "alone_longjmp"), "50"}, {"libc:*setjmp*", "libc:*longjmp*"},
+                          no_args);
+    ASSERT_EQ(r.alone.out, "a=50 b=50 c=50 jumps=50\n");
+    expect_as_alone(r);
+    for (const char* f : {"a", "b", "c"}) EXPECT_EQ(r.entries[f], 50) << f;
+    EXPECT_EQ(r.returns["c"], 0);                // it never returns: longjmp leaves it
+    EXPECT_EQ(kinds_of(r, "_setjmp"), "entry");  // its saved return address is resumed by longjmp
+  }
 }
 
 // Two coroutines on two stacks: under return probes (--unsafe-returns) foo() returns
 // where main's pending return says, and the program exits 1 without printing.
 TEST_P(Alone, SwapcontextCoroutine) {
   UPROF_REQUIRE_UPROBES();
-  auto r = record_alone(GetParam(), {fixture("x86_64", "alone_swapcontext"), "20"});
-  ASSERT_EQ(r.alone.out, "foo=20 bar=20 baz=20\n");
-  expect_as_alone(r);
-  for (const char* f : {"foo", "bar", "baz"}) EXPECT_EQ(r.entries[f], 20) << f;
-  EXPECT_EQ(r.returns["foo"], 20);
-  EXPECT_EQ(r.returns["baz"], 20);
-  EXPECT_EQ(r.entries["coroutine_a"], 1);
-  EXPECT_EQ(r.entries["coroutine_b"], 1);
-  EXPECT_EQ(kinds_of(r, "foo"), "entry exit");
-  EXPECT_EQ(kinds_of(r, "bar"), "entry exit");  // a leaf too: every function, in a process that switches stacks
-  EXPECT_NE(r.recorded.err.find("the process switches stacks (" + fixture("x86_64", "alone_swapcontext") +
-                                " imports "),
-            std::string::npos)
-      << r.recorded.err;
+  for (bool no_args : {true, false}) {
+    SCOPED_TRACE(no_args ? "--no-args" : "with args");
+    auto r = record_alone(GetParam(), {fixture("x86_64", "alone_swapcontext"), "20"}, {}, no_args);
+    ASSERT_EQ(r.alone.out, "foo=20 bar=20 baz=20\n");
+    expect_as_alone(r);
+    for (const char* f : {"foo", "bar", "baz"}) EXPECT_EQ(r.entries[f], 20) << f;
+    EXPECT_EQ(r.returns["foo"], 20);
+    EXPECT_EQ(r.returns["baz"], 20);
+    EXPECT_EQ(r.entries["coroutine_a"], 1);
+    EXPECT_EQ(r.entries["coroutine_b"], 1);
+    EXPECT_EQ(kinds_of(r, "foo"), "entry exit");
+    EXPECT_EQ(kinds_of(r, "bar"), "entry exit");  // a leaf too: every function, in a process that switches stacks
+    EXPECT_NE(r.recorded.err.find("the process switches stacks (" + fixture("x86_64", "alone_swapcontext") +
+                                  " imports "),
+              std::string::npos)
+        << r.recorded.err;
+  }
 }
 
 TEST_P(Alone, SignalHandlersCallProbedFunctions) {

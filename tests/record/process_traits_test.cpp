@@ -51,5 +51,21 @@ TEST(ProcessTraits, FromTheFixtures) {
   EXPECT_EQ(a->switches_stacks, "");
 }
 
+// A command's program and the libraries it needs; with no program and no process (-a,
+// `uprof probe libc:qsort`) the C++ runtime is assumed.
+TEST(ProcessTraits, OfARun) {
+  auto c = run_traits(test::fixture("x86_64", "alone_argv"), {}, {}, false);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->cxx_runtime, "");
+  EXPECT_EQ(c->switches_stacks, "");
+  auto none = run_traits("", {}, {}, false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_NE(none->cxx_runtime, "");
+  // -p: the files the process maps stand for the libraries it needs.
+  auto p = run_traits(test::fixture("x86_64", "alone_argv"), {test::fixture("x86_64", "qsort_throw")}, {}, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NE(p->cxx_runtime.find("qsort_throw"), std::string::npos) << p->cxx_runtime;
+}
+
 }  // namespace
 }  // namespace uprof
