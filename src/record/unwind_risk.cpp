@@ -90,7 +90,9 @@ std::string ReturnRisk::why(const std::string& function) const {
       return function + " never returns (no return and no jump out of its code; entered by a jump or the kernel, the "
              "top of its stack may not be a return address)";
     case ReturnHazard::CxxCode: return "a C++ exception unwinding through " + function + trampoline;
-    case ReturnHazard::CInCxxProcess: return "a C++ exception unwinding through " + function + trampoline;
+    case ReturnHazard::CInCxxProcess:
+      return "a C++ exception a callback throws, unwinding through " + function + " in a process with the C++ runtime," +
+             trampoline;
     case ReturnHazard::StackSwitching:
       return "the process switches stacks, and a return probe on " + function +
              " could return to another stack's caller (the kernel's pending returns follow one stack)";

@@ -4,6 +4,10 @@
 // `uprof record --no-args -e 'PROG:*'` on every engine: the same stdout and exit status
 // as alone, and every call counted, the program's own counts (or its construction) being
 // the oracle. record/unwind_risk.h decides which functions get no return probe.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -238,6 +242,39 @@ TEST_P(Alone, QsortWithAThrowingComparator) {
   long entries = 0;
   for (const auto& s : rec.samples) entries += rec.probes[s.probe].kind == ProbeKind::Entry;
   EXPECT_EQ(entries, sorts);
+}
+
+// -p: the process's mapped files say it has the C++ runtime (libstdc++ is among them).
+TEST_P(Alone, QsortWithAThrowingComparatorUnderDashP) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string ready = dir.file("ready"), out = dir.file("out");
+  pid_t prog = fork();
+  if (prog == 0) {
+    int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    execl(fixture("x86_64", "qsort_throw").c_str(), "qsort_throw", "1", "2", ready.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  ASSERT_TRUE(test::wait_for_file(ready, 10));
+  auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
+                test::attach_of(GetParam()), "-o", dir.file("t.data"), "-e", "libc:qsort", "-p", std::to_string(prog),
+                "--duration", "0.5"});
+  int st = 0;
+  ASSERT_EQ(waitpid(prog, &st, 0), prog);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+  std::ifstream in(out);
+  long sorts = -1, caught = -2;
+  in.ignore(6) >> sorts;  // "sorts N caught C"
+  in.ignore(8) >> caught;
+  EXPECT_EQ(sorts, caught);
+  EXPECT_GT(sorts, 0);
+  EXPECT_NE(r.err.find("the process has the C++ runtime"), std::string::npos) << r.err;
+  auto rec = test::load_recording(dir.file("t.data"));
+  long entries = 0;
+  for (const auto& s : rec.samples) entries += rec.probes[s.probe].kind == ProbeKind::Entry;
+  EXPECT_GT(entries, 0);
 }
 
 // daemon(): the child calls a -> b -> c after its parent has exited. This test needs
