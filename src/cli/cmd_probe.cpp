@@ -105,8 +105,12 @@ int show_vars(Resolver& resolver, const std::vector<ResolvedProbe>& probes) {
 // are measured, where its entry probe goes (its values bound as record binds them), and
 // what the kernel will do with the instruction there: what a hit costs, or, below the
 // table, why a site is refused (record/site_refusals.h) or was moved past a refusal.
-int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool exact_site) {
-  auto risks = unwind_risks(resolver, probes);
+int show_resolved(Resolver& resolver, std::vector<ResolvedProbe> probes, bool exact_site, const std::string& program,
+                  const std::vector<std::string>& mapped) {
+  // As record would decide for this program (or process); with neither, as for -a.
+  auto traits = run_traits(program, mapped, probes, false);
+  if (!traits) return fail(traits.error().message);
+  auto risks = unwind_risks(resolver, probes, *traits);
   if (!risks) return fail(risks.error().message);
   std::vector<Placement> placements(probes.size());
   std::vector<std::string> lines;
@@ -246,7 +250,7 @@ int cmd_probe(int argc, char** argv) {
   auto all_probes = resolve_all(resolver, args, bin);
   if (!all_probes) return fail(all_probes.error().message);
   if (vm.count("vars")) return show_vars(resolver, *all_probes);
-  return show_resolved(resolver, std::move(all_probes).value(), vm.count("exact-site") > 0);
+  return show_resolved(resolver, std::move(all_probes).value(), vm.count("exact-site") > 0, bin, ropts.mapped_files);
 }
 
 }  // namespace uprof::cli

@@ -130,19 +130,20 @@ Result<ProbeRoles> decide_roles(const ResolvedProbe& r, const ReturnRisk* risk, 
   out.at_entry = r.as<FunctionPoint>() && r.offset_in_function == 0 && (!r.function.empty() || r.is_return());
   out.want_entry = !r.is_return() && !opts.return_only;
   out.want_return = out.at_entry && (r.is_return() || !opts.entry_only);
-  // A function an exception may unwind through is measured at its own exits, or,
-  // when they cannot all be seen, not at all (record/unwind_risk.h).
-  const bool risky = risk && !opts.unsafe_returns;
+  // A function whose return probe could change the program is measured at its own
+  // exits, or, when they cannot all be seen (or it has none), not at all
+  // (record/unwind_risk.h).
+  const bool risky = risk && !(opts.unsafe_returns && risk->overridable());
   out.at_exits = risky && !risk->exits.empty();
-  const std::string blocked =
-      !risky || out.at_exits
-          ? std::string()
-          : ReturnRisk::why(r.function) + ", and its exits cannot all be probed: " + risk->exits_blocker;
-  if (!blocked.empty() && r.is_return())
-    return err("spec: '", r.spec, "': ", blocked, "; --unsafe-returns probes it anyway");
+  const std::string override = risk && risk->overridable() ? "; --unsafe-returns probes it anyway" : "";
+  std::string blocked;
+  if (risky && !out.at_exits)
+    blocked = risk->overridable()
+                  ? risk->why(r.function) + ", and its exits cannot all be probed: " + risk->exits_blocker
+                  : risk->why(r.function);
+  if (!blocked.empty() && r.is_return()) return err("spec: '", r.spec, "': ", blocked, override);
   if (!blocked.empty() && !r.typed_return_implicit)
-    return err("spec: '", r.spec, "': $retval needs a return probe, and ", blocked,
-               "; --unsafe-returns probes it anyway");
+    return err("spec: '", r.spec, "': $retval needs a return probe, and ", blocked, override);
   if (!blocked.empty()) out.want_return = false;
   if (!r.typed_return.empty() && (out.want_return || !r.typed_return_implicit)) {
     values.ret.insert(values.ret.begin(), r.typed_return.begin(), r.typed_return.end());
@@ -162,7 +163,7 @@ Result<ProbeRoles> decide_roles(const ResolvedProbe& r, const ReturnRisk* risk, 
     return err("spec: '", r.spec, "': values ", r.values.front().text, "... need an entry probe, and there is none");
   if (!out.want_return && !values.ret.empty())
     return err("spec: '", r.spec, "': $retval needs a return probe, and ",
-               !blocked.empty()       ? blocked + "; --unsafe-returns probes it anyway"
+               !blocked.empty()       ? blocked + override
                : out.at_entry         ? "--entry-only removed it"
                : r.is_usdt()          ? "a USDT probe has none"
                : r.is_site()          ? "a source line or an inlined copy has none"

@@ -5,9 +5,11 @@
 #include <cerrno>
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "uprof/attach/workload.h"
+#include "uprof/record/process_traits.h"
 #include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
 #include "uprof/record/site_refusals.h"
@@ -35,38 +37,68 @@ Result<std::string> target_program(const RecordRequest& req, const ProcessView* 
   return find_program(req.command.front());
 }
 
-// The functions at risk (record/unwind_risk.h), in a line each for those measured at
-// their exits and those without a return probe, for the user before the run.
+// The functions at risk (record/unwind_risk.h), a line for each hazard: those measured at
+// their exits, and those without a return probe, for the user before the run.
 std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved, const ReturnRisks& risks) {
-  std::vector<std::string> at_exits, none, notes;
-  std::string why_none;
+  struct Group {
+    std::vector<std::string> names;
+    std::string first_why;  // the first function's reason, in full
+  };
+  std::map<std::pair<ReturnHazard, bool>, Group> groups;  // by (hazard, measured at exits)
   for (const auto& p : resolved) {
     const ReturnRisk* risk = risks.of(p);
     if (!risk || p.is_return()) continue;
-    auto& names = risk->exits.empty() ? none : at_exits;
-    if (std::find(names.begin(), names.end(), p.function) != names.end()) continue;
-    names.push_back(p.function);
-    if (risk->exits.empty() && why_none.empty()) why_none = p.function + ": " + risk->exits_blocker;
+    Group& g = groups[{risk->hazard, !risk->exits.empty()}];
+    if (std::find(g.names.begin(), g.names.end(), p.function) != g.names.end()) continue;
+    g.names.push_back(p.function);
+    if (g.first_why.empty())
+      g.first_why = risk->overridable() ? p.function + ": " + risk->exits_blocker : risk->why(p.function);
   }
-  auto list = [](const std::vector<std::string>& names) {
+  // "2 C++ functions that call others (outer(int), inner(int))"
+  auto list = [](const std::vector<std::string>& names, const std::string& noun, const std::string& which) {
     std::string s;
     for (std::size_t i = 0; i < names.size() && i < 3; i++) s += (i ? ", " : "") + names[i];
     if (names.size() > 3) s += ", ...";
-    return std::to_string(names.size()) + " C++ function" + (names.size() > 1 ? "s" : "") + " that call others (" +
-           s + ")";
+    return std::to_string(names.size()) + " " + noun + (names.size() > 1 ? "s" : "") + which + " (" + s + ")";
   };
   const std::string trampoline =
       "an exception unwinding through a return probe aborts the program (the kernel's return trampoline has no "
       "unwind information)";
-  if (!at_exits.empty())
-    notes.push_back("returns of " + list(at_exits) + " are measured at their exit instructions, not by return "
-                    "probes: " + trampoline + "; a call an exception leaves is counted as unwound, and one "
-                    "that ends in a tail call ends at the jump, without a return value");
-  if (!none.empty())
-    notes.push_back("no return probes on " + list(none) + ": " + trampoline +
-                    ", and their exits cannot all be probed (" + why_none +
-                    "), so their calls are counted and their latency is not; --unsafe-returns probes them "
-                    "anyway, for a program that throws through none of them");
+  const std::string at_exit_tail = "; a call an exception leaves is counted as unwound, and one that ends in a "
+                                   "tail call ends at the jump, without a return value";
+  std::vector<std::string> notes;
+  for (const auto& [key, g] : groups) {
+    const auto [hazard, at_exits] = key;
+    std::string noun = "function", which, why;
+    switch (hazard) {
+      case ReturnHazard::CxxCode:
+        noun = "C++ function";
+        which = " that call others";
+        why = trampoline;
+        break;
+      case ReturnHazard::CInCxxProcess:
+        which = " that call others";
+        why = "the process has the C++ runtime (" + risks.traits.cxx_runtime + "), a callback may throw, and " +
+              trampoline;
+        break;
+      case ReturnHazard::StackSwitching:
+        why = "the process switches stacks (" + risks.traits.switches_stacks +
+              "), and the kernel's pending returns follow one stack: a return probe can return to another stack's "
+              "caller";
+        break;
+      default: break;
+    }
+    if (at_exits)
+      notes.push_back("returns of " + list(g.names, noun, which) +
+                      " are measured at their exit instructions, not by return probes: " + why + at_exit_tail);
+    else if (!why.empty())
+      notes.push_back("no return probes on " + list(g.names, noun, which) + ": " + why + ", and their exits cannot all be "
+                      "probed (" + g.first_why + "), so their calls are counted and their latency is not; "
+                      "--unsafe-returns probes them anyway");
+    else
+      notes.push_back("no return probes on " + list(g.names, noun, which) + ": " + g.first_why +
+                      "; their calls are counted and their latency is not");
+  }
   return notes;
 }
 
@@ -112,7 +144,12 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   // How the specs resolved comes first: "strlen -> __strlen_evex (IFUNC, ...)".
   const auto resolution = resolution_notes(resolved);
   plan.notes.insert(plan.notes.begin(), resolution.begin(), resolution.end());
-  UPROF_ASSIGN(ReturnRisks risks, unwind_risks(resolver, resolved));
+  // What the processes followed may do (record/process_traits.h): -a follows processes
+  // it cannot see.
+  UPROF_ASSIGN(const ProcessTraits traits,
+               run_traits(plan.target, request.resolve.mapped_files, resolved, request.system_wide,
+                          request.resolve.libraries));
+  UPROF_ASSIGN(ReturnRisks risks, unwind_risks(resolver, resolved, traits));
   if (!request.exact_site) UPROF_TRY(place_sites(resolver, resolved, request.plan, risks, plan.moves, plan.notes));
   UPROF_TRY(refuse_sites(resolver, resolved, request.specs, plan.notes));
   drop_exits_at_entry(resolved, risks);

@@ -71,7 +71,7 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
       in.regs_read |= reads.regs;
       in.reads_memory |= reads.memory;
       in.has_return_probe |= (probes[j].is_return() || !plan.entry_only) &&
-                             (!risks.of(probes[j]) || plan.unsafe_returns);
+                             risks.return_probe_allowed(probes[j], plan.unsafe_returns);
     }
     in.branch_targets_in = [&](uint64_t lo, uint64_t hi) {
       auto t = resolver.branch_targets(*img);

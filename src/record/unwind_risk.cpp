@@ -1,24 +1,49 @@
 #include "uprof/record/unwind_risk.h"
 
+#include <gelf.h>
+
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "uprof/resolve/insn/function_exits.h"
 
 namespace uprof {
 
-bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
-  bool out = false;
+CodeFlow code_flow(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
+  CodeFlow f{.calls_out = false, .can_leave = false};
   const uint64_t end = function_vaddr + code.size();
   std::size_t decoded = decoder.each(code, function_vaddr, [&](const DecodedInsn& i) {
-    if (i.is_call || i.indirect_jump) out = true;  // an indirect jump: a tail call or a jump table, cannot tell
-    if (i.direct_target && (*i.direct_target < function_vaddr || *i.direct_target >= end)) out = true;  // tail call
+    const bool out = i.direct_target && (*i.direct_target < function_vaddr || *i.direct_target >= end);
+    // An indirect jump: a tail call or a jump table, cannot tell.
+    if (i.is_call || i.indirect_jump || out) f.calls_out = true;
+    // A jump (not a call) out of its code: a tail call, or into a split-off part that may return.
+    if (i.is_return || i.indirect_jump || (out && !i.is_call)) f.can_leave = true;
   });
-  return out || decoded < code.size();  // undecodable code: assume it calls out
+  if (decoded < code.size()) f.calls_out = f.can_leave = true;  // undecodable code: assume the worst
+  return f;
+}
+
+bool calls_out(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
+  return code_flow(decoder, code, function_vaddr).calls_out;
+}
+
+bool can_leave(const InsnDecoder& decoder, std::span<const uint8_t> code, uint64_t function_vaddr) {
+  return code_flow(decoder, code, function_vaddr).can_leave;
 }
 
 namespace {
+
+// glibc's (and the C library's usual) names for the functions whose saved return address
+// is resumed later, or that go elsewhere than their caller.
+// __start_context is entered by the ret of a makecontext'd function: the top of its stack
+// is the next context's address.
+constexpr std::array<std::string_view, 16> kReturnsTwice{
+    "setjmp",     "_setjmp",     "__sigsetjmp", "sigsetjmp",       "savectx",       "getcontext",
+    "swapcontext", "setcontext", "__start_context", "longjmp",     "_longjmp",      "siglongjmp",
+    "__longjmp",  "__longjmp_chk", "__libc_longjmp", "__libc_siglongjmp"};
 
 bool is_cxx_with_exceptions(const ElfFile& elf) {
   for (const auto& s : elf.symbols())
@@ -26,11 +51,53 @@ bool is_cxx_with_exceptions(const ElfFile& elf) {
   return false;
 }
 
+// The ELF entry point (e_entry), 0 when the file has none.
+uint64_t entry_point(const ElfFile& elf) {
+  GElf_Ehdr eh;
+  if (!elf.elf() || !gelf_getehdr(elf.elf(), &eh)) return 0;
+  return eh.e_entry;
+}
+
+struct FileFacts {
+  bool cxx = false;
+  uint64_t entry = 0;
+};
+
 }  // namespace
 
-std::string ReturnRisk::why(const std::string& function) {
-  return "a C++ exception unwinding through " + function +
-         " would abort the program under a return probe (the kernel's return trampoline has no unwind information)";
+bool returns_twice(const std::string& name) {
+  for (std::string_view n : kReturnsTwice)
+    if (name == n) return true;
+  return false;
+}
+
+bool ReturnRisk::overridable() const {
+  return hazard == ReturnHazard::CxxCode || hazard == ReturnHazard::CInCxxProcess ||
+         hazard == ReturnHazard::StackSwitching;
+}
+
+std::string ReturnRisk::why(const std::string& function) const {
+  const std::string trampoline = " would abort the program under a return probe (the kernel's return trampoline "
+                                 "has no unwind information)";
+  switch (hazard) {
+    case ReturnHazard::EntryPoint:
+      return function + " is the program's entry point: the top of its stack is argc, not a return address, and a "
+             "return probe would overwrite it";
+    case ReturnHazard::ReturnsTwice:
+      return function + " returns more than once or elsewhere than to its caller (setjmp, swapcontext, longjmp): "
+             "a return probe would leave the kernel's trampoline as the address it resumes at";
+    case ReturnHazard::NeverReturns:
+      return function + " never returns (no return and no jump out of its code; entered by a jump or the kernel, the "
+             "top of its stack may not be a return address)";
+    case ReturnHazard::CxxCode: return "a C++ exception unwinding through " + function + trampoline;
+    case ReturnHazard::CInCxxProcess:
+      return "a C++ exception a callback throws, unwinding through " + function + " in a process with the C++ runtime," +
+             trampoline;
+    case ReturnHazard::StackSwitching:
+      return "the process switches stacks, and a return probe on " + function +
+             " could return to another stack's caller (the kernel's pending returns follow one stack)";
+  }
+  return {};
 }
 
 const ReturnRisk* ReturnRisks::of(const ResolvedProbe& p) const {
@@ -39,30 +106,65 @@ const ReturnRisk* ReturnRisks::of(const ResolvedProbe& p) const {
   return it == by_function.end() ? nullptr : &it->second;
 }
 
-Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedProbe>& probes) {
+bool ReturnRisks::return_probe_allowed(const ResolvedProbe& p, bool unsafe_returns) const {
+  const ReturnRisk* risk = of(p);
+  return !risk || (unsafe_returns && risk->overridable());
+}
+
+Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedProbe>& probes,
+                                 const ProcessTraits& traits) {
   ReturnRisks out;
+  out.traits = traits;
   std::map<std::pair<std::string, uint64_t>, bool> decided;
-  std::map<std::string, bool> cxx;
+  std::map<std::string, FileFacts> facts;                            // by path
   std::map<std::string, std::unique_ptr<FunctionExits>> exits_of;  // by path
   for (const ResolvedProbe& p : probes) {
-    if (!p.at_function_entry()) continue;
+    if (!p.at_function_entry() || !decided.try_emplace({p.path, p.function_addr}, true).second) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
-    auto [c, first] = cxx.try_emplace(p.path, false);
-    if (first) c->second = is_cxx_with_exceptions(img->elf);
-    if (!c->second || !decided.try_emplace({p.path, p.function_addr}, true).second) continue;
+    auto [f, first] = facts.try_emplace(p.path);
+    if (first) f->second = FileFacts{.cxx = is_cxx_with_exceptions(img->elf), .entry = entry_point(img->elf)};
+    const FileFacts& file = f->second;
+    auto only_entry = [&](ReturnHazard h) {
+      ReturnRisk r{.hazard = h, .exits = {}, .exits_blocker = {}};
+      r.exits_blocker = r.why(p.function);
+      out.by_function[{p.path, p.function_addr}] = std::move(r);
+    };
+    if (file.entry != 0 && p.function_addr == file.entry) {
+      only_entry(ReturnHazard::EntryPoint);
+      continue;
+    }
+    if (returns_twice(p.symbol) || returns_twice(p.function)) {
+      only_entry(ReturnHazard::ReturnsTwice);
+      continue;
+    }
+    std::vector<uint8_t> code;
+    CodeFlow flow{};  // a function of unknown size: assume it calls out and leaves
+    if (p.function_size != 0) {
+      UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
+      UPROF_ASSIGN(code, resolver.function_bytes(*img, p.function_addr, p.function_size));
+      flow = code_flow(*dec, code, p.function_addr);
+      if (!flow.can_leave) {
+        only_entry(ReturnHazard::NeverReturns);
+        continue;
+      }
+    }
+    // Measured at its exits, when the process makes a return probe unsafe there.
+    const bool out_calls = flow.calls_out;
+    ReturnHazard hazard;
+    if (file.cxx && out_calls) hazard = ReturnHazard::CxxCode;
+    else if (!traits.cxx_runtime.empty() && out_calls) hazard = ReturnHazard::CInCxxProcess;
+    else if (!traits.switches_stacks.empty()) hazard = ReturnHazard::StackSwitching;
+    else continue;
     ExitScan exits{};
     if (p.function_size == 0) {
       exits.blocker = "its size is not known";
     } else {
-      UPROF_ASSIGN(const InsnDecoder* dec, resolver.decoder(p.arch));
-      UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, p.function_addr, p.function_size));
-      if (!calls_out(*dec, code, p.function_addr)) continue;
       auto& scanner = exits_of[p.path];
       if (!scanner) scanner = std::make_unique<FunctionExits>(resolver, *img, p.arch);
       UPROF_ASSIGN(exits, scanner->scan(p.symbol, p.function_addr, code));
     }
     out.by_function[{p.path, p.function_addr}] =
-        ReturnRisk{.exits = std::move(exits.sites), .exits_blocker = std::move(exits.blocker)};
+        ReturnRisk{.hazard = hazard, .exits = std::move(exits.sites), .exits_blocker = std::move(exits.blocker)};
   }
   return out;
 }

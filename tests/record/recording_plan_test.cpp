@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "support/test_support.h"
 #include "uprof/util/hex.h"
 
@@ -181,6 +183,76 @@ TEST(RecordingPlan, ACharPointerIsAStringTheEnginesRead) {
   EXPECT_EQ(measure.values[0].string_max, 64);
   EXPECT_EQ(measure.values[0].reg, kDi);
   EXPECT_EQ(plan->capture.probes[0].reads.regs_mask, 0u);
+}
+
+}  // namespace
+}  // namespace uprof
+
+namespace uprof {
+namespace {
+
+// The kinds of probe each function of a plan got: "entry return", "entry exit", "entry".
+std::map<std::string, std::string> kinds(const RecordingPlan& plan) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : plan.probes) {
+    std::string& s = out[p.function];
+    const char* k = p.kind == ProbeKind::Entry ? "entry" : p.kind == ProbeKind::Return ? "return" : "exit";
+    if (s.find(k) == std::string::npos) s += std::string(s.empty() ? "" : " ") + k;
+  }
+  return out;
+}
+
+// A glob over a whole C program: the entry point, a function that never returns and the
+// rest, which keep their return probes.
+TEST(RecordingPlanReturns, AGlobLeavesTheEntryPointWithoutAReturnProbe) {
+  auto plan = plan_recording(request({fixture("x86_64", "alone_argv") + ":*"}, fixture("x86_64", "alone_argv")));
+  ASSERT_TRUE(plan) << plan.error().message;
+  auto k = kinds(*plan);
+  EXPECT_EQ(k["_start"], "entry");
+  EXPECT_EQ(k["main"], "entry return");
+  EXPECT_EQ(k["show"], "entry return");
+}
+
+// qsort in a C++ process: it calls out (a tail call to qsort_r), so it is measured at its
+// exits or, when those cannot be probed, counted only; never a return probe.
+TEST(RecordingPlanReturns, CCodeThatCallsOutInACxxProcessGetsNoReturnProbe) {
+  auto plan = plan_recording(request({"libc:qsort", "libc:bsearch", "libc:strlen"}, fixture("x86_64", "qsort_throw")));
+  ASSERT_TRUE(plan) << plan.error().message;
+  auto k = kinds(*plan);
+  EXPECT_EQ(k["qsort"].find("return"), std::string::npos) << k["qsort"];
+  EXPECT_EQ(k["bsearch"], "entry exit");
+  EXPECT_NE(k["strlen"].find("return"), std::string::npos) << k["strlen"];  // a leaf: nothing unwinds through it
+  // The same functions in a C program keep their return probes.
+  auto c = plan_recording(request({"libc:bsearch"}, fixture("x86_64", "alone_argv")));
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(kinds(*c)["bsearch"], "entry return");
+}
+
+// -a: the processes are not known; the C++ runtime is assumed.
+TEST(RecordingPlanReturns, SystemWideAssumesTheCxxRuntime) {
+  RecordRequest r = request({"/lib/x86_64-linux-gnu/libc.so.6:bsearch"}, "");
+  r.system_wide = true;
+  auto plan = plan_recording(r);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(kinds(*plan)["bsearch"], "entry exit");
+}
+
+TEST(RecordingPlanReturns, AProgramThatSwitchesStacksGetsNoReturnProbes) {
+  auto plan =
+      plan_recording(request({fixture("x86_64", "alone_swapcontext") + ":*"}, fixture("x86_64", "alone_swapcontext")));
+  ASSERT_TRUE(plan) << plan.error().message;
+  auto k = kinds(*plan);
+  EXPECT_EQ(k["foo"], "entry exit");
+  EXPECT_EQ(k["bar"], "entry exit");
+  EXPECT_EQ(k["coroutine_a"], "entry");  // it never returns
+  // --unsafe-returns: return probes, except where none can ever be right.
+  RecordRequest unsafe = request({fixture("x86_64", "alone_swapcontext") + ":*"}, fixture("x86_64", "alone_swapcontext"));
+  unsafe.plan.unsafe_returns = true;
+  auto u = plan_recording(unsafe);
+  ASSERT_TRUE(u) << u.error().message;
+  auto uk = kinds(*u);
+  EXPECT_EQ(uk["foo"], "entry return");
+  EXPECT_EQ(uk["_start"], "entry");
 }
 
 }  // namespace

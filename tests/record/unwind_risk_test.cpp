@@ -22,6 +22,38 @@ TEST(UnwindRisk, LeavesAndLocalBranchesStayInsideCallsAndTailJumpsLeave) {
   EXPECT_TRUE(out({0x0f}));                                        // cut short: assume the worst
 }
 
+bool leaves(std::vector<uint8_t> code) {
+  auto d = InsnDecoder::open(Arch::X86_64);
+  EXPECT_TRUE(d.ok());
+  return can_leave(*d, code, 0x1000);
+}
+
+// crt's _start: `xor %ebp,%ebp; ...; call *__libc_start_main@GOT(%rip); hlt` never leaves.
+TEST(UnwindRisk, CodeWithoutAReturnOrAJumpOutNeverLeaves) {
+  EXPECT_FALSE(leaves({0x31, 0xed, 0xff, 0x15, 0x00, 0x10, 0x00, 0x00, 0xf4}));  // xor; call *(%rip); hlt
+  EXPECT_FALSE(leaves({0xe8, 0x00, 0x10, 0x00, 0x00, 0xeb, 0xf9}));              // call abort; jmp back (inside)
+  EXPECT_TRUE(leaves({0x31, 0xc0, 0xc3}));                                        // xor; ret
+  EXPECT_TRUE(leaves({0x45, 0x31, 0xc0, 0xe9, 0x00, 0x10, 0x00, 0x00}));          // xor; jmp qsort_r: a tail call
+  EXPECT_TRUE(leaves({0x74, 0x40, 0xf4}));                                        // je far away; hlt
+  EXPECT_TRUE(leaves({0xff, 0xe0}));                                              // jmp *%rax
+  EXPECT_TRUE(leaves({0x0f}));                                                    // cut short: assume it may
+}
+
+TEST(UnwindRisk, TheFunctionsThatReturnTwiceAreKnownByName) {
+  for (const char* f : {"setjmp", "_setjmp", "__sigsetjmp", "getcontext", "swapcontext", "setcontext", "longjmp"})
+    EXPECT_TRUE(returns_twice(f)) << f;
+  for (const char* f : {"qsort", "makecontext", "vfork", "main"}) EXPECT_FALSE(returns_twice(f)) << f;
+}
+
+TEST(UnwindRisk, OnlyTheRunTimeHazardsCanBeOverridden) {
+  using H = ReturnHazard;
+  for (H h : {H::CxxCode, H::CInCxxProcess, H::StackSwitching}) EXPECT_TRUE(ReturnRisk{.hazard = h}.overridable());
+  for (H h : {H::EntryPoint, H::ReturnsTwice, H::NeverReturns}) EXPECT_FALSE(ReturnRisk{.hazard = h}.overridable());
+  EXPECT_EQ(ReturnRisk{.hazard = H::EntryPoint}.why("_start"),
+            "_start is the program's entry point: the top of its stack is argc, not a return address, and a return "
+            "probe would overwrite it");
+}
+
 // `endbr64; jmp other`: placement moved the entry onto the jump, which is also the exit.
 TEST(UnwindRisk, AnExitAtTheEntrySiteLeavesTheFunctionWithoutExitProbes) {
   ResolvedProbe thunk;

@@ -1,0 +1,68 @@
+#include "uprof/record/process_traits.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace uprof {
+namespace {
+
+// The functions that move a thread to another stack and back (boost.context's are its
+// own assembly, not libc's). Not sigaltstack: Python, Rust and Go programs import it for
+// a handler of fatal signals, and the kernel copes with a handler's stack below the
+// interrupted one (tests/cli/alone_test.cpp); taking it would cost them the latency of
+// every function whose exits cannot all be seen (CPython's eval loop, for one).
+constexpr std::array<std::string_view, 5> kStackSwitchers{"swapcontext", "setcontext", "makecontext", "jump_fcontext",
+                                                          "ontop_fcontext"};
+
+}  // namespace
+
+ProcessTraits file_traits(const std::string& path, const std::vector<ElfSymbol>& symbols, bool is_program) {
+  ProcessTraits t;
+  for (const ElfSymbol& s : symbols) {
+    if (t.cxx_runtime.empty() && (s.name == "__gxx_personality_v0" || s.name == "DW.ref.__gxx_personality_v0"))
+      t.cxx_runtime = path + " names __gxx_personality_v0";
+    const bool imported = s.shndx == SHN_UNDEF;
+    if (t.switches_stacks.empty() && (imported || is_program))
+      for (std::string_view name : kStackSwitchers)
+        if (s.name == name) t.switches_stacks = path + (imported ? " imports " : " defines ") + s.name;
+  }
+  return t;
+}
+
+Result<ProcessTraits> process_traits(const std::vector<std::string>& files, bool unknown) {
+  ProcessTraits out;
+  if (unknown) out.cxx_runtime = "with -a any process that maps the probed files may have the C++ runtime";
+  for (std::size_t i = 0; i < files.size(); i++) {
+    if (files[i].empty()) continue;
+    if (!out.cxx_runtime.empty() && !out.switches_stacks.empty()) break;
+    // The file alone, not its image: an image looks for debug files (debuginfod too), and
+    // the symbols that matter here are dynamic ones.
+    auto elf = ElfFile::open(files[i]);
+    if (!elf) continue;  // unreadable (gone, or not ELF): it tells nothing, and resolving has said so where it matters
+    const ProcessTraits t = file_traits(files[i], elf->symbols(), i == 0);
+    if (out.cxx_runtime.empty()) out.cxx_runtime = t.cxx_runtime;
+    if (out.switches_stacks.empty()) out.switches_stacks = t.switches_stacks;
+  }
+  return out;
+}
+
+Result<ProcessTraits> run_traits(const std::string& program, const std::vector<std::string>& mapped,
+                                 const std::vector<ResolvedProbe>& probes, bool unknown,
+                                 const LibrarySearchOptions& libraries) {
+  std::vector<std::string> files{program};
+  if (!mapped.empty()) {
+    files.insert(files.end(), mapped.begin(), mapped.end());
+  } else if (!program.empty()) {
+    if (auto elf = ElfFile::open(program); elf)  // a script: no ELF, its interpreter is not known here
+      for (const NeededLibrary& lib : needed_libraries(*elf, libraries))
+        if (!lib.path.empty()) files.push_back(lib.path);
+  }
+  for (const auto& p : probes)
+    if (std::find(files.begin(), files.end(), p.path) == files.end()) files.push_back(p.path);
+  return process_traits(files, unknown || (program.empty() && mapped.empty()));
+}
+
+}  // namespace uprof

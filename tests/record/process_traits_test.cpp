@@ -1,0 +1,71 @@
+// What a process's files say about it: the C++ runtime, stack switching.
+#include "uprof/record/process_traits.h"
+
+#include <elf.h>
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace uprof {
+namespace {
+
+ElfSymbol sym(const std::string& name, bool defined) {
+  ElfSymbol s;
+  s.name = name;
+  s.shndx = static_cast<uint16_t>(defined ? 12 : SHN_UNDEF);
+  return s;
+}
+
+TEST(ProcessTraits, TheCxxPersonalityMarksTheRuntime) {
+  auto t = file_traits("./app", {sym("printf", false), sym("__gxx_personality_v0", false)}, true);
+  EXPECT_EQ(t.cxx_runtime, "./app names __gxx_personality_v0");
+  EXPECT_EQ(t.switches_stacks, "");
+  EXPECT_EQ(file_traits("libc.so.6", {sym("qsort", true)}, false).cxx_runtime, "");
+}
+
+// libc defines swapcontext and switches nothing; a program that imports it does, and a
+// static program that defines it linked it in to call it.
+TEST(ProcessTraits, StackSwitchingIsAnImportOrAProgramsOwnCopy) {
+  EXPECT_EQ(file_traits("./co", {sym("swapcontext", false)}, true).switches_stacks, "./co imports swapcontext");
+  EXPECT_EQ(file_traits("libx.so", {sym("jump_fcontext", false)}, false).switches_stacks,
+            "libx.so imports jump_fcontext");
+  // A handler of fatal signals on its own stack is no coroutine (python3 imports it).
+  EXPECT_EQ(file_traits("./python3", {sym("sigaltstack", false)}, true).switches_stacks, "");
+  EXPECT_EQ(file_traits("libc.so.6", {sym("swapcontext", true)}, false).switches_stacks, "");
+  EXPECT_EQ(file_traits("./static", {sym("makecontext", true)}, true).switches_stacks, "./static defines makecontext");
+}
+
+// The fixtures, from their files and the libraries they need.
+TEST(ProcessTraits, FromTheFixtures) {
+  auto c = process_traits({test::fixture("x86_64", "alone_swapcontext"), "/lib/x86_64-linux-gnu/libc.so.6"},
+                          false);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->cxx_runtime, "");
+  EXPECT_NE(c->switches_stacks.find("alone_swapcontext imports "), std::string::npos) << c->switches_stacks;
+  auto cxx = process_traits({test::fixture("x86_64", "qsort_throw")}, false);
+  ASSERT_TRUE(cxx.ok());
+  EXPECT_NE(cxx->cxx_runtime.find("qsort_throw names __gxx_personality_v0"), std::string::npos);
+  auto a = process_traits({"", "/lib/x86_64-linux-gnu/libc.so.6"}, true);
+  ASSERT_TRUE(a.ok());
+  EXPECT_NE(a->cxx_runtime.find("-a"), std::string::npos);  // assumed: the processes are not known
+  EXPECT_EQ(a->switches_stacks, "");
+}
+
+// A command's program and the libraries it needs; with no program and no process (-a,
+// `uprof probe libc:qsort`) the C++ runtime is assumed.
+TEST(ProcessTraits, OfARun) {
+  auto c = run_traits(test::fixture("x86_64", "alone_argv"), {}, {}, false);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->cxx_runtime, "");
+  EXPECT_EQ(c->switches_stacks, "");
+  auto none = run_traits("", {}, {}, false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_NE(none->cxx_runtime, "");
+  // -p: the files the process maps stand for the libraries it needs.
+  auto p = run_traits(test::fixture("x86_64", "alone_argv"), {test::fixture("x86_64", "qsort_throw")}, {}, false);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NE(p->cxx_runtime.find("qsort_throw"), std::string::npos) << p->cxx_runtime;
+}
+
+}  // namespace
+}  // namespace uprof
