@@ -130,10 +130,11 @@ po::options_description record_options() {
       "exact-site", "probe each function at its symbol; by default an entry probe moves past first instructions "
       "the kernel single-steps (endbr64, test, mov...) to one it emulates, when that cannot change what it sees")(
       "force", "take FUNC+OFF as given, even where OFF is not an instruction boundary (data in text)")(
-      "unsafe-returns", "return probes on every function, also those an exception could unwind through (C++ code "
-      "that calls out): by default those are measured at their exits, a plain probe on each ret or tail-call "
-      "jump, with the same calls and latency (see README), since an exception through a return probe aborts "
-      "the program")(
+      "unsafe-returns", "return probes also where a C++ exception could unwind through (C++ code, and under the C++ "
+      "runtime C code, that calls out) and in a process that switches stacks (swapcontext): by default those "
+      "functions are measured at their exits, a plain probe on each ret or tail-call jump, with the same calls "
+      "and latency (see README). Never on the entry point, code that never returns, or the "
+      "setjmp/swapcontext/longjmp family")(
       "no-calibrate", "when 'uprof bench' has no figure for a probed instruction's class on this kernel and boot, "
       "do not measure one (about half a second a class, once per boot): the report then has no "
       "'probe dominates' note and no --compensate for it");

@@ -93,7 +93,9 @@ TEST_P(FreshPages, ATinyRingAccountsForEveryHitOfBothPrograms) {
   }
   for (const Event& e : rec.losses) in_markers += e.lost;
   EXPECT_EQ(recorded + rec.trailer->lost, kernel);
-  if (GetParam() != "perf") EXPECT_EQ(in_markers, rec.trailer->lost);
+  if (GetParam() != "perf") {
+    EXPECT_EQ(in_markers, rec.trailer->lost);
+  }
   std::cout << "[ measured ] " << GetParam() << ": " << kernel << " hits, " << rec.trailer->lost << " lost\n";
 }
 

@@ -111,6 +111,30 @@ constexpr OpName kX86Names[] = {
     {0xc3, "ret"}, {0xc7, "mov"}, {0x83, "arith"}, {0x81, "arith"},
 };
 
+// The length of a named instruction whose opcode byte is at code[at]: ret alone, the
+// others a ModRM byte, maybe a SIB byte, a displacement and an immediate. Shown bytes
+// stop there ("ret (c3)", not the next instruction's bytes too); nothing when cut short.
+std::optional<std::size_t> named_length(std::span<const uint8_t> code, std::size_t at, bool has_66) {
+  const uint8_t op = code[at];
+  if (op == 0xc3) return at + 1;
+  if (at + 1 >= code.size()) return std::nullopt;
+  const uint8_t modrm = code[at + 1];
+  const unsigned mod = modrm >> 6, rm = modrm & 7;
+  std::size_t n = at + 2;
+  if (mod != 3 && rm == 4) {
+    if (n >= code.size()) return std::nullopt;
+    if (mod == 0 && (code[n] & 7) == 5) n += 4;  // SIB with no base: disp32
+    n += 1;
+  }
+  if (mod == 0 && rm == 5) n += 4;  // %rip-relative
+  if (mod == 1) n += 1;
+  if (mod == 2) n += 4;
+  if (op == 0xc7 || op == 0x81) n += has_66 ? 2 : 4;
+  if (op == 0x83) n += 1;
+  if (n > code.size()) return std::nullopt;
+  return n;
+}
+
 bool is_legacy_prefix(uint8_t b) {
   switch (b) {
     case 0xf0: case 0xf2: case 0xf3: case 0x2e: case 0x36: case 0x3e: case 0x26: case 0x64: case 0x65:
@@ -232,7 +256,7 @@ InsnInfo classify_x86(std::span<const uint8_t> code, uint64_t file_offset) {
     return {InsnClass::Emulated, "push %" + std::string(kPushRegs[(op - 0x50) + (o->rex ? 8 : 0)]), ""};
 
   for (const auto& n : kX86Names)
-    if (n.op == op) return single(std::string(n.name) + " (" + hex_bytes(code, 4) + ")");
+    if (n.op == op) return single(std::string(n.name) + " (" + hex_bytes(code, named_length(code, i, o->has_66).value_or(4)) + ")");
   return single(hex_bytes(code, 4));
 }
 

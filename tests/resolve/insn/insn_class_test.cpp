@@ -30,7 +30,12 @@ InsnInfo a64(uint32_t word, uint64_t offset = 0x1000) {
 
 TEST(InsnClassX86, SingleSteppedByDefault) {
   EXPECT_EQ(x86({0x8d, 0x04, 0x37}).cls, InsnClass::SingleStepped);          // lea (%rdi,%rsi),%eax
-  EXPECT_EQ(x86({0x8d, 0x04, 0x37}).insn, "lea (8d 04 37 cc)");
+  // The instruction's own bytes, not the next one's ("lea (8d 04 37)", "ret (c3)").
+  EXPECT_EQ(x86({0x8d, 0x04, 0x37}).insn, "lea (8d 04 37)");
+  EXPECT_EQ(x86({0xc3}).insn, "ret (c3)");
+  EXPECT_EQ(x86({0x48, 0x83, 0xec, 0x08}).insn, "arith (48 83 ec 08)");
+  EXPECT_EQ(x86({0x48, 0x8b, 0x05, 0x10, 0x20, 0x30, 0x00}).insn, "mov (48 8b 05 10 20 30 00)");  // %rip-relative
+  EXPECT_EQ(x86({0xc7, 0x44, 0x24, 0x08, 1, 0, 0, 0}).insn, "mov (c7 44 24 08 01 00 00 00)");   // SIB, disp8, imm32
   EXPECT_EQ(x86({0x48, 0x83, 0xec, 0x08}).cls, InsnClass::SingleStepped);    // sub $0x8,%rsp
   EXPECT_EQ(x86({0x48, 0x89, 0xf8}).cls, InsnClass::SingleStepped);          // mov %rdi,%rax
   EXPECT_EQ(x86({0xc3}).cls, InsnClass::SingleStepped);                      // ret
