@@ -5,6 +5,7 @@
 // as alone, and every call counted, the program's own counts (or its construction) being
 // the oracle. record/unwind_risk.h decides which functions get no return probe.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -253,13 +254,16 @@ TEST_P(Alone, QsortWithAThrowingComparatorUnderDashP) {
   if (prog == 0) {
     int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(fd, 1);
-    execl(fixture("x86_64", "qsort_throw").c_str(), "qsort_throw", "1", "2", ready.c_str(), (char*)nullptr);
+    // Sorting for up to 5 minutes: SIGUSR1 below ends it once the recording is done,
+    // however long attaching took (a sanitized uprof is slow).
+    execl(fixture("x86_64", "qsort_throw").c_str(), "qsort_throw", "1", "300", ready.c_str(), (char*)nullptr);
     _exit(127);
   }
   ASSERT_TRUE(test::wait_for_file(ready, 10));
   auto r = run({uprof_binary(), "record", "--engine", test::engine_of(GetParam()), "--attach",
                 test::attach_of(GetParam()), "-o", dir.file("t.data"), "-e", "libc:qsort", "-p", std::to_string(prog),
                 "--duration", "0.5"});
+  kill(prog, SIGUSR1);
   int st = 0;
   ASSERT_EQ(waitpid(prog, &st, 0), prog);
   ASSERT_EQ(r.exit_code, 0) << r.err;
