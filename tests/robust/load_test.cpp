@@ -180,12 +180,16 @@ TEST_P(Load, HundredConcurrentChildren) {
   EXPECT_EQ(t.err.find("WARNING"), std::string::npos) << t.err;
   Loaded d = load_data(dir.file("t.data"));
   ASSERT_TRUE(d.trailer);
-  uint64_t kernel = 0;
+  // Nothing the kernel counted is missing: recorded, or lost with a count when a ring
+  // was full (a sanitized drain on a busy machine falls behind 100 children).
+  uint64_t kernel = 0, recorded = 0;
   for (const auto& c : d.trailer->counts) {
-    EXPECT_EQ(c.recorded, c.kernel);  // nothing the kernel counted is missing
+    EXPECT_LE(c.recorded, c.kernel);
     EXPECT_LE(c.kernel, 20000u);
     kernel += c.kernel;
+    recorded += c.recorded;
   }
+  EXPECT_EQ(recorded + d.trailer->lost, kernel);
   std::cout << "[ measured ] 100 concurrent children, inherited events: the kernel counted " << kernel
             << " of 40000 hits\n";
 }
