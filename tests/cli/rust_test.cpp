@@ -130,6 +130,18 @@ TEST(RustNames, PathsResolveAndListInLegacyAndV0Builds) {
     EXPECT_NE(probe.out.find("m::work"), std::string::npos) << probe.out;
     EXPECT_NE(probe.out.find("m::inner::helper"), std::string::npos) << probe.out;
 
+    // A generic function's instances share a path in legacy symbols (not in v0's
+    // m::id::<u32>): the path is ambiguous, and the symbols tell them apart.
+    auto id = run({uprof_binary(), "probe", bin, "m::id"});
+    EXPECT_EQ(id.exit_code, 1);
+    EXPECT_NE(id.err.find("spec: 'm::id' is ambiguous in "), std::string::npos) << id.err;
+    EXPECT_NE(id.err.find(std::string(name) == "rust_panics_v0" ? "m::id::<u32> (_RINv" : "m::id (_ZN1m2id17h"),
+              std::string::npos)
+        << id.err;
+    EXPECT_NE(id.err.find("name one by file offset (BIN:0xOFF) or by its symbol"), std::string::npos) << id.err;
+    auto u64 = run({uprof_binary(), "probe", bin, "m::id::<u64>"});
+    EXPECT_EQ(u64.exit_code, std::string(name) == "rust_panics_v0" ? 0 : 1) << u64.err;
+
     // A path that names nothing says so, and offers the close one.
     auto bad = run({uprof_binary(), "probe", bin, "m::wrok"});
     EXPECT_EQ(bad.exit_code, 1);
