@@ -17,6 +17,7 @@ packages=(
   systemtap-sdt-dev                        # <sys/sdt.h>: the USDT fixture's probes
   libcapstone-dev                          # instruction decoding: probe placement, instruction boundaries
   libdebuginfod-dev                        # <elfutils/debuginfod.h>: uprof dlopens libdebuginfod.so.1 for $DEBUGINFOD_URLS
+  libiberty-dev                            # libiberty.a: Rust's symbol names, legacy and v0 (resolve/elf/rust_name)
   debuginfod                               # the server tests/cli/debuginfod_test.cpp starts
   clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
 )

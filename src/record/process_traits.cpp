@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <utility>
 
 namespace uprof {
 namespace {
@@ -17,13 +18,47 @@ namespace {
 constexpr std::array<std::string_view, 5> kStackSwitchers{"swapcontext", "setcontext", "makecontext", "jump_fcontext",
                                                           "ontop_fcontext"};
 
+// The personality routines whose language raises exceptions (the unwinder calls them
+// through the CIE of each function with a handler or a cleanup; a file that references
+// one also has a `DW.ref.` copy of its address). C's __gcc_personality_v0 is not here:
+// it runs cleanups, and C raises nothing.
+struct Personality {
+  std::string_view symbol;
+  std::string_view language;
+};
+constexpr std::array<Personality, 10> kPersonalities{{
+    {"__gxx_personality_v0", "C++"},
+    {"__gxx_personality_sj0", "C++"},
+    {"__gxx_personality_seh0", "C++"},
+    {"rust_eh_personality", "Rust"},
+    {"__gnat_personality_v0", "Ada"},
+    {"__gnat_personality_sj0", "Ada"},
+    {"__gdc_personality_v0", "D"},
+    {"__objc_personality_v0", "Objective-C"},
+    {"__gnu_objc_personality_v0", "Objective-C"},
+    {"__gccgo_personality_v0", "Go"},
+}};
+
 }  // namespace
+
+std::string personality_language(std::string_view symbol) {
+  constexpr std::string_view kRef = "DW.ref.";
+  if (symbol.substr(0, kRef.size()) == kRef) symbol.remove_prefix(kRef.size());
+  for (const Personality& p : kPersonalities)
+    if (symbol == p.symbol) return std::string(p.language);
+  return "";
+}
 
 ProcessTraits file_traits(const std::string& path, const std::vector<ElfSymbol>& symbols, bool is_program) {
   ProcessTraits t;
   for (const ElfSymbol& s : symbols) {
-    if (t.cxx_runtime.empty() && (s.name == "__gxx_personality_v0" || s.name == "DW.ref.__gxx_personality_v0"))
-      t.cxx_runtime = path + " names __gxx_personality_v0";
+    if (t.cxx_runtime.empty())
+      if (std::string language = personality_language(s.name); !language.empty()) {
+        std::string_view routine = s.name;
+        if (routine.substr(0, 7) == "DW.ref.") routine.remove_prefix(7);
+        t.cxx_runtime = path + " names " + std::string(routine);
+        t.runtime_language = std::move(language);
+      }
     const bool imported = s.shndx == SHN_UNDEF;
     if (t.switches_stacks.empty() && (imported || is_program))
       for (std::string_view name : kStackSwitchers)
@@ -34,7 +69,10 @@ ProcessTraits file_traits(const std::string& path, const std::vector<ElfSymbol>&
 
 Result<ProcessTraits> process_traits(const std::vector<std::string>& files, bool unknown) {
   ProcessTraits out;
-  if (unknown) out.cxx_runtime = "with -a any process that maps the probed files may have the C++ runtime";
+  if (unknown) {
+    out.cxx_runtime = "with -a any process that maps the probed files may have the C++ runtime";
+    out.runtime_language = "C++";
+  }
   for (std::size_t i = 0; i < files.size(); i++) {
     if (files[i].empty()) continue;
     if (!out.cxx_runtime.empty() && !out.switches_stacks.empty()) break;
@@ -43,7 +81,10 @@ Result<ProcessTraits> process_traits(const std::vector<std::string>& files, bool
     auto elf = ElfFile::open(files[i]);
     if (!elf) continue;  // unreadable (gone, or not ELF): it tells nothing, and resolving has said so where it matters
     const ProcessTraits t = file_traits(files[i], elf->symbols(), i == 0);
-    if (out.cxx_runtime.empty()) out.cxx_runtime = t.cxx_runtime;
+    if (out.cxx_runtime.empty()) {
+      out.cxx_runtime = t.cxx_runtime;
+      out.runtime_language = t.runtime_language;
+    }
     if (out.switches_stacks.empty()) out.switches_stacks = t.switches_stacks;
   }
   return out;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 #include <optional>
 
 #include "uprof/attach/workload.h"
@@ -44,11 +45,12 @@ std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved
     std::vector<std::string> names;
     std::string first_why;  // the first function's reason, in full
   };
-  std::map<std::pair<ReturnHazard, bool>, Group> groups;  // by (hazard, measured at exits)
+  // By (hazard, measured at exits, the language that unwinds: C++ and Rust functions apart).
+  std::map<std::tuple<ReturnHazard, bool, std::string>, Group> groups;
   for (const auto& p : resolved) {
     const ReturnRisk* risk = risks.of(p);
     if (!risk || p.is_return()) continue;
-    Group& g = groups[{risk->hazard, !risk->exits.empty()}];
+    Group& g = groups[{risk->hazard, !risk->exits.empty(), risk->runtime_language()}];
     if (std::find(g.names.begin(), g.names.end(), p.function) != g.names.end()) continue;
     g.names.push_back(p.function);
     if (g.first_why.empty())
@@ -61,25 +63,27 @@ std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved
     if (names.size() > 3) s += ", ...";
     return std::to_string(names.size()) + " " + noun + (names.size() > 1 ? "s" : "") + which + " (" + s + ")";
   };
-  const std::string trampoline =
-      "an exception unwinding through a return probe aborts the program (the kernel's return trampoline has no "
-      "unwind information)";
-  const std::string at_exit_tail = "; a call an exception leaves is counted as unwound, and one that ends in a "
-                                   "tail call ends at the jump, without a return value";
   std::vector<std::string> notes;
   for (const auto& [key, g] : groups) {
-    const auto [hazard, at_exits] = key;
+    const auto& [hazard, at_exits, language] = key;
+    const std::string raised = language == "Rust" ? "a panic" : "an exception";
+    const std::string trampoline = raised +
+                                   " unwinding through a return probe aborts the program (the kernel's return "
+                                   "trampoline has no unwind information)";
+    const std::string at_exit_tail = "; a call " + raised +
+                                     " leaves is counted as unwound, and one that ends in a tail call ends at the "
+                                     "jump, without a return value";
     std::string noun = "function", which, why;
     switch (hazard) {
       case ReturnHazard::CxxCode:
-        noun = "C++ function";
+        noun = language + " function";
         which = " that call others";
         why = trampoline;
         break;
       case ReturnHazard::CInCxxProcess:
         which = " that call others";
-        why = "the process has the C++ runtime (" + risks.traits.cxx_runtime + "), a callback may throw, and " +
-              trampoline;
+        why = "the process has the " + language + " runtime (" + risks.traits.cxx_runtime + "), a callback may " +
+              (language == "Rust" ? "panic" : "throw") + ", and " + trampoline;
         break;
       case ReturnHazard::StackSwitching:
         why = "the process switches stacks (" + risks.traits.switches_stacks +

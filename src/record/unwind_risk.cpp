@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "uprof/record/process_traits.h"
 #include "uprof/resolve/insn/function_exits.h"
 
 namespace uprof {
@@ -45,11 +46,17 @@ constexpr std::array<std::string_view, 16> kReturnsTwice{
     "swapcontext", "setcontext", "__start_context", "longjmp",     "_longjmp",      "siglongjmp",
     "__longjmp",  "__longjmp_chk", "__libc_longjmp", "__libc_siglongjmp"};
 
-bool is_cxx_with_exceptions(const ElfFile& elf) {
+// The language whose exceptions or panics may unwind through the file's functions: the
+// file names its personality routine ("C++" for __gxx_personality_v0, "Rust" for
+// rust_eh_personality, record/process_traits.h); "" for C and files that do not unwind.
+std::string unwinding_language(const ElfFile& elf) {
   for (const auto& s : elf.symbols())
-    if (s.name == "__gxx_personality_v0" || s.name == "DW.ref.__gxx_personality_v0") return true;
-  return false;
+    if (std::string language = personality_language(s.name); !language.empty()) return language;
+  return "";
 }
+
+// Any language's, not only C++'s: Rust's panics unwind the same way.
+bool is_cxx_with_exceptions(const ElfFile& elf) { return !unwinding_language(elf).empty(); }
 
 // The ELF entry point (e_entry), 0 when the file has none.
 uint64_t entry_point(const ElfFile& elf) {
@@ -76,6 +83,13 @@ bool ReturnRisk::overridable() const {
          hazard == ReturnHazard::StackSwitching;
 }
 
+std::string ReturnRisk::runtime_language() const { return language.empty() ? "C++" : language; }
+
+std::string ReturnRisk::unwinding() const {
+  const std::string l = runtime_language();
+  return l == "Rust" ? "a Rust panic" : l == "Ada" ? "an Ada exception" : "a " + l + " exception";
+}
+
 std::string ReturnRisk::why(const std::string& function) const {
   const std::string trampoline = " would abort the program under a return probe (the kernel's return trampoline "
                                  "has no unwind information)";
@@ -89,10 +103,10 @@ std::string ReturnRisk::why(const std::string& function) const {
     case ReturnHazard::NeverReturns:
       return function + " never returns (no return and no jump out of its code; entered by a jump or the kernel, the "
              "top of its stack may not be a return address)";
-    case ReturnHazard::CxxCode: return "a C++ exception unwinding through " + function + trampoline;
+    case ReturnHazard::CxxCode: return unwinding() + " unwinding through " + function + trampoline;
     case ReturnHazard::CInCxxProcess:
-      return "a C++ exception a callback throws, unwinding through " + function + " in a process with the C++ runtime," +
-             trampoline;
+      return unwinding() + " a callback raises, unwinding through " + function + " in a process with the " +
+             runtime_language() + " runtime," + trampoline;
     case ReturnHazard::StackSwitching:
       return "the process switches stacks, and a return probe on " + function +
              " could return to another stack's caller (the kernel's pending returns follow one stack)";
@@ -118,6 +132,7 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
   std::map<std::pair<std::string, uint64_t>, bool> decided;
   std::map<std::string, FileFacts> facts;                            // by path
   std::map<std::string, std::unique_ptr<FunctionExits>> exits_of;  // by path
+  std::map<std::string, std::string> languages;                     // by path: what unwinds through it
   for (const ResolvedProbe& p : probes) {
     if (!p.at_function_entry() || !decided.try_emplace({p.path, p.function_addr}, true).second) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
@@ -155,6 +170,16 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
     else if (!traits.cxx_runtime.empty() && out_calls) hazard = ReturnHazard::CInCxxProcess;
     else if (!traits.switches_stacks.empty()) hazard = ReturnHazard::StackSwitching;
     else continue;
+    // What unwinds, for the reason and the notes: the file's language ("Rust"), or the
+    // process's runtime's.
+    std::string language;
+    if (hazard == ReturnHazard::CxxCode) {
+      auto [l, fresh] = languages.try_emplace(p.path);
+      if (fresh) l->second = unwinding_language(img->elf);
+      language = l->second;
+    } else if (hazard == ReturnHazard::CInCxxProcess) {
+      language = traits.runtime_language;
+    }
     ExitScan exits{};
     if (p.function_size == 0) {
       exits.blocker = "its size is not known";
@@ -163,8 +188,10 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
       if (!scanner) scanner = std::make_unique<FunctionExits>(resolver, *img, p.arch);
       UPROF_ASSIGN(exits, scanner->scan(p.symbol, p.function_addr, code));
     }
-    out.by_function[{p.path, p.function_addr}] =
-        ReturnRisk{.hazard = hazard, .exits = std::move(exits.sites), .exits_blocker = std::move(exits.blocker)};
+    out.by_function[{p.path, p.function_addr}] = ReturnRisk{.hazard = hazard,
+                                                            .exits = std::move(exits.sites),
+                                                            .exits_blocker = std::move(exits.blocker),
+                                                            .language = std::move(language)};
   }
   return out;
 }

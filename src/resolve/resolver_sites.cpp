@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "uprof/resolve/dwarf/source_lines.h"
+#include "uprof/resolve/elf/rust_name.h"
 #include "uprof/resolve/resolver.h"
 #include "uprof/util/hex.h"
 
@@ -102,11 +103,15 @@ Error ambiguous(const Image& img, const ProbeSpec& spec, const std::vector<const
   os << "spec: '" << spec.text << "' is ambiguous in " << img.elf.path() << ": ";
   for (std::size_t i = 0; i < hits.size(); i++) {
     auto off = vaddr_to_offset(img.elf.loads(), hits[i]->addr);
-    os << (i ? ", " : "") << hits[i]->display_name() << " at " << hex(hits[i]->addr) << " ("
-       << bind_name(hits[i]->bind()) << (off ? ", file offset " + hex(*off) : "") << ")";
+    // A Rust generic's instances share a path ("m::id"): their symbols tell them apart.
+    const bool rust = is_rust_symbol(hits[i]->name());
+    os << (i ? ", " : "") << hits[i]->display_name() << (rust ? " (" + hits[i]->name() + ")" : "") << " at "
+       << hex(hits[i]->addr) << " (" << bind_name(hits[i]->bind()) << (off ? ", file offset " + hex(*off) : "")
+       << ")";
   }
   os << "; name one by file offset (BIN:0xOFF)";
-  if (!hits.front()->demangled.empty()) os << " or by its parameter list";
+  if (is_rust_symbol(hits.front()->name())) os << " or by its symbol";
+  else if (!hits.front()->demangled.empty()) os << " or by its parameter list";
   return Error{os.str()};
 }
 

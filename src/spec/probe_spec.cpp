@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "uprof/spec/name_glob.h"
+
 namespace uprof {
 namespace {
 
@@ -248,7 +250,7 @@ Status parse_function_ref(std::string_view text, std::string_view what, std::siz
   }
   if (quoted.empty() && what.empty()) return spec_error(text, what_col, "no function name");
   f.name = quoted.empty() ? std::string(what) : quoted;
-  f.is_glob = f.name.find_first_of("*?") != std::string::npos;
+  f.is_glob = has_wildcard(f.name);  // not the '*' of Go's "main.(*T).Run" (spec/name_glob.h)
   spec.what = std::move(f);
   return ok();
 }

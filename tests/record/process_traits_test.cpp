@@ -23,6 +23,23 @@ TEST(ProcessTraits, TheCxxPersonalityMarksTheRuntime) {
   EXPECT_EQ(file_traits("libc.so.6", {sym("qsort", true)}, false).cxx_runtime, "");
 }
 
+// Any personality routine but C's: Rust's (std defines it in every Rust program), and
+// C++'s by its DW.ref. copy too. glibc's personality(2) and C's own routine are no runtime.
+TEST(ProcessTraits, AnyUnwindingPersonalityButCsMarksTheRuntime) {
+  auto rust = file_traits("./m", {sym("DW.ref.rust_eh_personality", true), sym("rust_eh_personality", true)}, true);
+  EXPECT_EQ(rust.cxx_runtime, "./m names rust_eh_personality");
+  EXPECT_EQ(rust.runtime_language, "Rust");
+  auto cxx = file_traits("./app", {sym("DW.ref.__gxx_personality_v0", true)}, true);
+  EXPECT_EQ(cxx.cxx_runtime, "./app names __gxx_personality_v0");
+  EXPECT_EQ(cxx.runtime_language, "C++");
+  EXPECT_EQ(personality_language("__gnat_personality_v0"), "Ada");
+  EXPECT_EQ(personality_language("__gcc_personality_v0"), "");
+  EXPECT_EQ(personality_language("personality"), "");
+  auto c = file_traits("libc.so.6", {sym("personality", true), sym("__gcc_personality_v0", true)}, false);
+  EXPECT_EQ(c.cxx_runtime, "");
+  EXPECT_EQ(c.runtime_language, "");
+}
+
 // libc defines swapcontext and switches nothing; a program that imports it does, and a
 // static program that defines it linked it in to call it.
 TEST(ProcessTraits, StackSwitchingIsAnImportOrAProgramsOwnCopy) {

@@ -54,6 +54,20 @@ TEST(UnwindRisk, OnlyTheRunTimeHazardsCanBeOverridden) {
             "probe would overwrite it");
 }
 
+// The reason names what unwinds: a C++ exception, a Rust panic.
+TEST(UnwindRisk, TheReasonNamesTheLanguageThatUnwinds) {
+  using H = ReturnHazard;
+  const std::string trampoline =
+      " would abort the program under a return probe (the kernel's return trampoline has no unwind information)";
+  EXPECT_EQ((ReturnRisk{.hazard = H::CxxCode, .language = "C++"}.why("f(int)")),
+            "a C++ exception unwinding through f(int)" + trampoline);
+  EXPECT_EQ((ReturnRisk{.hazard = H::CxxCode, .language = "Rust"}.why("m::mid")),
+            "a Rust panic unwinding through m::mid" + trampoline);
+  EXPECT_EQ((ReturnRisk{.hazard = H::CInCxxProcess, .language = "Rust"}.why("qsort")),
+            "a Rust panic a callback raises, unwinding through qsort in a process with the Rust runtime," + trampoline);
+  EXPECT_EQ(ReturnRisk{.hazard = H::CxxCode}.why("g()"), "a C++ exception unwinding through g()" + trampoline);
+}
+
 // `endbr64; jmp other`: placement moved the entry onto the jump, which is also the exit.
 TEST(UnwindRisk, AnExitAtTheEntrySiteLeavesTheFunctionWithoutExitProbes) {
   ResolvedProbe thunk;

@@ -1,10 +1,15 @@
 // What the processes a recording follows may do that makes a return probe unsafe, read
 // from their files before anything runs (record/unwind_risk.h takes the answer):
 //
-//   the C++ runtime     a file names __gxx_personality_v0 (a C++ program imports it,
-//                       libstdc++ defines it): an exception may unwind through any
+//   an unwinding runtime  a file names a personality routine other than C's:
+//                       __gxx_personality_v0 (a C++ program imports it, libstdc++
+//                       defines it), rust_eh_personality (every Rust program that
+//                       unwinds on panic links it in from std), Ada's, D's,
+//                       Objective-C's: an exception or a panic may unwind through any
 //                       function that calls out, C code too (a throwing qsort comparator
-//                       unwinds through libc's qsort)
+//                       unwinds through libc's qsort). C's own, __gcc_personality_v0,
+//                       only runs cleanups of C code built with -fexceptions: it throws
+//                       nothing.
 //   stack switching     a file imports swapcontext, setcontext, makecontext or
 //                       boost.context's jump_fcontext/ontop_fcontext (or a program
 //                       defines one, linked in statically): a return can happen on
@@ -19,6 +24,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "uprof/resolve/elf/elf_file.h"
@@ -29,12 +35,19 @@
 namespace uprof {
 
 struct ProcessTraits {
-  // Why the process may throw C++ exceptions ("./app names __gxx_personality_v0"); ""
-  // when none of its files does.
+  // Why the process may unwind, by C++ exceptions or Rust panics ("./app names
+  // __gxx_personality_v0"); "" when none of its files does.
   std::string cxx_runtime{};
+  // The language of that runtime, for a person: "C++", "Rust" (personality_language).
+  std::string runtime_language{};
   // Why its code may switch stacks ("./app imports swapcontext"); "" when not seen.
   std::string switches_stacks{};
 };
+
+// Pure: the language whose exceptions the personality routine `symbol` unwinds ("C++"
+// for __gxx_personality_v0 and DW.ref.__gxx_personality_v0, "Rust" for
+// rust_eh_personality); "" when `symbol` is none, or C's (__gcc_personality_v0).
+std::string personality_language(std::string_view symbol);
 
 // Pure: what one file's symbols say. `is_program`: a symbol it defines counts as used
 // (a static program links in only what it calls).

@@ -16,11 +16,14 @@
 //                  is not a return address: __restore_rt, __start_context) leaves this
 //                  way too, or by a jump to the address on its stack (an exit at the
 //                  entry's stack pointer means the top was a return address)
-//   CxxCode        a function that calls out, in a C++ file with exception handling (it
-//                  names __gxx_personality_v0): an exception unwinding through the
-//                  trampoline, which has no unwind information, aborts the program
+//   CxxCode        a function that calls out, in a file whose language unwinds: it
+//                  names a personality routine other than C's (__gxx_personality_v0,
+//                  Rust's rust_eh_personality; record/process_traits.h): a C++
+//                  exception or a Rust panic unwinding through the trampoline, which
+//                  has no unwind information, aborts the program (Rust: "failed to
+//                  initiate panic, error 5", the unwinder's end of stack)
 //   CInCxxProcess  the same for any other file's function that calls out, in a process
-//                  with the C++ runtime (record/process_traits.h): libc's qsort, whose
+//                  with such a runtime (record/process_traits.h): libc's qsort, whose
 //                  comparator may throw
 //   StackSwitching every function in a process that switches stacks (swapcontext,
 //                  boost.context): the kernel tells live pending returns from stale ones by
@@ -55,11 +58,17 @@ struct ReturnRisk {
   // (`exits_blocker`), when they cannot all be seen or the hazard allows none.
   std::vector<ExitSite> exits{};
   std::string exits_blocker{};
+  // CxxCode and CInCxxProcess: the language that unwinds ("C++", "Rust"); "" reads as C++.
+  std::string language{};
+  // "C++", "Rust": `language`, C++ when not known.
+  std::string runtime_language() const;
+  // What unwinds, for a person: "a C++ exception", "a Rust panic".
+  std::string unwinding() const;
   // Whether --unsafe-returns may put a return probe there anyway (the hazards that depend
   // on what the program does at run time, not the three that always hold).
   bool overridable() const;
-  // Why, for the function as a probe names it, in a clause: "a C++ exception unwinding
-  // through f would abort the program under a return probe (...)", "_start is the
+  // Why, for the function as a probe names it, in a clause: "a C++ exception (a Rust
+  // panic) unwinding through f would abort the program under a return probe (...)", "_start is the
   // program's entry point: the top of its stack is argc, not a return address".
   std::string why(const std::string& function) const;
 };

@@ -8,6 +8,8 @@
 #include <memory>
 #include <utility>
 
+#include "uprof/resolve/elf/rust_name.h"
+
 namespace uprof {
 namespace {
 
@@ -76,6 +78,9 @@ std::size_t to_closing_angle(std::string_view s, std::size_t i) {
 }  // namespace
 
 std::string demangle(std::string_view name) {
+  // Rust's legacy symbols are Itanium names too, whose last part is a hash: read as Rust
+  // first ("m::work", not "m::work::h8fc5375735d8f164"), v0 ones ("_R...") only as Rust.
+  if (std::string rust = demangle_rust(name); !rust.empty()) return rust;
   if (name.size() < 3 || name.substr(0, 2) != "_Z") return "";
   int status = 0;
   std::string n(name);

@@ -8,6 +8,9 @@
 #include <map>
 #include <memory>
 
+#include "uprof/resolve/elf/rust_name.h"
+#include "uprof/spec/name_glob.h"
+
 namespace uprof {
 namespace {
 
@@ -26,16 +29,6 @@ bool better_primary(const SymbolName& a, const SymbolName& b) {
   if (au != bu) return !au;
   if (a.name.size() != b.name.size()) return a.name.size() < b.name.size();
   return a.name < b.name;
-}
-
-// fnmatch(3) pattern where only '*' and '?' are special: "operator[]" is a name.
-std::string glob_pattern(std::string_view pattern) {
-  std::string p;
-  for (char c : pattern) {
-    if (c == '[' || c == ']' || c == '\\') p += '\\';
-    p += c;
-  }
-  return p;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -126,8 +119,10 @@ std::vector<const Function*> FunctionTable::find_cxx(std::string_view name) cons
   for (bool loose : {false, true}) {
     std::vector<const Function*> hits;
     if (!with_params) {
+      // A Rust generic function's instances ("m::id::<u32>") answer to its path ("m::id").
       hits = find([&](const Function& f) {
-        return cxx_name_matches(name, strip_cxx_parameters(f.demangled), loose);
+        return cxx_name_matches(name, strip_cxx_parameters(f.demangled), loose) ||
+               (is_rust_symbol(f.name()) && cxx_name_matches(name, rust_without_generic_args(f.demangled), loose));
       });
     } else {
       // The function as written, or its source function's name (a clone's).
@@ -143,7 +138,8 @@ std::vector<const Function*> FunctionTable::find_cxx(std::string_view name) cons
 }
 
 std::vector<const Function*> FunctionTable::find_glob(std::string_view pattern) const {
-  const std::string p = glob_pattern(pattern);
+  // Only '*' and '?' are special: "operator[]" is a name, so is Go's "main.(*T).Run".
+  const std::string p = fnmatch_pattern(pattern);
   auto match = [&](const std::string& s) { return fnmatch(p.c_str(), s.c_str(), 0) == 0; };
   std::vector<const Function*> hits;
   for (const auto& f : functions_) {

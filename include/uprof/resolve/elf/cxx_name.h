@@ -29,7 +29,8 @@
 
 namespace uprof {
 
-// Demangles an Itanium C++ name; "" when `name` is not one.
+// Demangles an Itanium C++ name, or a Rust one (resolve/elf/rust_name.h: "m::work",
+// without the hash); "" when `name` is neither.
 std::string demangle(std::string_view name);
 
 // "ns::Klass::method(int) const" -> "ns::Klass::method"; "int ns::twice<int>(int)" ->

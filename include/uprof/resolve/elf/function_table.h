@@ -8,6 +8,10 @@
 // - each name keeps its symbol version ("memcpy@@GLIBC_2.14", hidden "@GLIBC_2.2.5");
 // - C++ names are demangled for matching and display, and match as people write them
 //   (resolve/elf/cxx_name.h: "std::vector<int>::push_back(const int&)");
+// - Rust names are demangled to their path, without the hash (resolve/elf/rust_name.h:
+//   "m::inner::helper"); a generic function's instances answer to its path ("m::id" for
+//   "m::id::<u32>" and "m::id::<u64>");
+// - Go's names are as Go prints them: "main.(*T).Run" is a name, not a glob (spec/name_glob.h);
 // - a compiler clone ("scale.constprop.0", "ns::f(int) [clone .isra.0]") answers to the
 //   name of its source function ("scale", "ns::f(int)"), as the function itself does.
 #pragma once
