@@ -19,6 +19,7 @@ packages=(
   libdebuginfod-dev                        # <elfutils/debuginfod.h>: uprof dlopens libdebuginfod.so.1 for $DEBUGINFOD_URLS
   debuginfod                               # the server tests/cli/debuginfod_test.cpp starts
   clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
+  golang-go                                # Go fixtures: a Go program's calls measured at their exits, paired by goroutine
 )
 
 missing=()
