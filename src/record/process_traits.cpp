@@ -1,6 +1,7 @@
 #include "uprof/record/process_traits.h"
 
 #include <elf.h>
+#include <gelf.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +19,22 @@ constexpr std::array<std::string_view, 5> kStackSwitchers{"swapcontext", "setcon
                                                           "ontop_fcontext"};
 
 }  // namespace
+
+std::string go_file(const ElfFile& elf) {
+  Elf* e = elf.elf();
+  std::size_t shstrndx = 0;
+  if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(e, nullptr); scn; scn = elf_nextscn(e, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      const char* name = elf_strptr(e, shstrndx, sh.sh_name);
+      if (name && std::string_view(name) == ".go.buildinfo") return elf.path() + " has a .go.buildinfo section";
+    }
+  }
+  for (const ElfSymbol& s : elf.symbols())
+    if (s.name == "runtime.buildVersion" && s.shndx != SHN_UNDEF) return elf.path() + " defines runtime.buildVersion";
+  return "";
+}
 
 ProcessTraits file_traits(const std::string& path, const std::vector<ElfSymbol>& symbols, bool is_program) {
   ProcessTraits t;

@@ -16,6 +16,12 @@
 //                  is not a return address: __restore_rt, __start_context) leaves this
 //                  way too, or by a jump to the address on its stack (an exit at the
 //                  entry's stack pointer means the top was a return address)
+//   GoCode         every function of a Go file (record/process_traits.h: go_file): Go's
+//                  runtime walks and copies goroutine stacks (growth, GC, tracebacks,
+//                  preemption) and dies on a return address it does not know ("unexpected
+//                  return pc for main.work"); the entry probe goes past the stack-growth
+//                  check (resolve/insn/go_prologue.h), and the samples of both probes
+//                  carry the goroutine's g, by which pairing goes (analyse/pairing.h)
 //   CxxCode        a function that calls out, in a C++ file with exception handling (it
 //                  names __gxx_personality_v0): an exception unwinding through the
 //                  trampoline, which has no unwind information, aborts the program
@@ -29,10 +35,12 @@
 //
 // The first three get an entry probe only (counted, no latency); the others are measured
 // at their own exit instructions (resolve/insn/exit_sites.h), or, when those cannot all be
-// seen, get an entry probe only. --unsafe-returns gives the last three return probes.
+// seen, get an entry probe only. --unsafe-returns gives the last three return probes, never
+// a Go function's.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,7 +53,15 @@
 
 namespace uprof {
 
-enum class ReturnHazard : uint8_t { EntryPoint, ReturnsTwice, NeverReturns, CxxCode, CInCxxProcess, StackSwitching };
+enum class ReturnHazard : uint8_t {
+  EntryPoint,
+  ReturnsTwice,
+  NeverReturns,
+  CxxCode,
+  CInCxxProcess,
+  StackSwitching,
+  GoCode,
+};
 
 // Why a function's return probe could change the program, and where its returns are
 // measured instead.
@@ -55,6 +71,9 @@ struct ReturnRisk {
   // (`exits_blocker`), when they cannot all be seen or the hazard allows none.
   std::vector<ExitSite> exits{};
   std::string exits_blocker{};
+  // GoCode: where `goid` is in the file's runtime.g (resolve/dwarf/go_runtime.h), for the
+  // entry probe's $goid; nullopt without DWARF.
+  std::optional<uint32_t> goid_offset{};
   // Whether --unsafe-returns may put a return probe there anyway (the hazards that depend
   // on what the program does at run time, not the three that always hold).
   bool overridable() const;
