@@ -9,16 +9,16 @@ namespace {
 
 // The fixed part of a queued event; its values, name and text follow.
 struct Packed {
-  uint64_t time, lost, lost_until, frame;
+  uint64_t time, lost, lost_until, frame, goroutine;
   uint32_t probe, pid, tid, missing;
   uint8_t kind, nvalues;
   uint16_t comm_len;
   uint32_t text_len;
 };
-static_assert(sizeof(Packed) == 56 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
+static_assert(sizeof(Packed) == 64 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
 // Every field of Event is carried above: one added to Event must be added here too, or
 // the drain would lose it silently between the ring and the file.
-static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + 8 + sizeof(std::string) + 8 + sizeof(std::string),
+static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + 8 + sizeof(std::string) + 8 + 8 + sizeof(std::string),
               "Event has a new field: carry it in EventQueue's packed form (event_queue.cpp)");
 
 constexpr std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
@@ -71,6 +71,7 @@ void EventQueue::push(const Event& e) {
                   .lost = e.lost,
                   .lost_until = e.lost_until,
                   .frame = e.frame,
+                  .goroutine = e.goroutine,
                   .probe = e.probe,
                   .pid = e.pid,
                   .tid = e.tid,
@@ -108,6 +109,7 @@ void EventQueue::pop(Event& out) {
   out.lost = p.lost;
   out.lost_until = p.lost_until;
   out.frame = p.frame;
+  out.goroutine = p.goroutine;
   // The slots past the event's own stay 0, as in a new Event: `out` is reused.
   if (p.nvalues < out.nvalues) std::fill(out.values.begin() + p.nvalues, out.values.begin() + out.nvalues, 0);
   out.nvalues = p.nvalues;
