@@ -9,13 +9,15 @@ namespace {
 
 // The fixed part of a queued event; its values, name and text follow.
 struct Packed {
-  uint64_t time, lost, lost_until, frame, goroutine;
+  // `lost` carries a Sample's goroutine (Event::goroutine): a sample has no loss count,
+  // and a queued sample stays 56 bytes + its values.
+  uint64_t time, lost, lost_until, frame;
   uint32_t probe, pid, tid, missing;
   uint8_t kind, nvalues;
   uint16_t comm_len;
   uint32_t text_len;
 };
-static_assert(sizeof(Packed) == 64 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
+static_assert(sizeof(Packed) == 56 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
 // Every field of Event is carried above: one added to Event must be added here too, or
 // the drain would lose it silently between the ring and the file.
 static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + 8 + sizeof(std::string) + 8 + 8 + sizeof(std::string),
@@ -68,10 +70,9 @@ void EventQueue::push(const Event& e) {
   std::byte* at = h.chunk.bytes.get() + h.write;
   // Built in place: a copy from the stack into the chunk stalled on its own stores.
   new (at) Packed{.time = e.time,
-                  .lost = e.lost,
+                  .lost = e.kind == EventKind::Sample ? e.goroutine : e.lost,
                   .lost_until = e.lost_until,
                   .frame = e.frame,
-                  .goroutine = e.goroutine,
                   .probe = e.probe,
                   .pid = e.pid,
                   .tid = e.tid,
@@ -106,10 +107,11 @@ void EventQueue::pop(Event& out) {
   out.tid = p.tid;
   out.time = p.time;
   out.missing = p.missing;
-  out.lost = p.lost;
+  const bool sample = p.kind == static_cast<uint8_t>(EventKind::Sample);
+  out.lost = sample ? 0 : p.lost;
+  out.goroutine = sample ? p.lost : 0;
   out.lost_until = p.lost_until;
   out.frame = p.frame;
-  out.goroutine = p.goroutine;
   // The slots past the event's own stay 0, as in a new Event: `out` is reused.
   if (p.nvalues < out.nvalues) std::fill(out.values.begin() + p.nvalues, out.values.begin() + out.nvalues, 0);
   out.nvalues = p.nvalues;
