@@ -20,6 +20,7 @@ packages=(
   libiberty-dev                            # libiberty.a: Rust's symbol names, legacy and v0 (resolve/elf/rust_name)
   debuginfod                               # the server tests/cli/debuginfod_test.cpp starts
   clang libclang-rt-14-dev                 # the BPF object (clang -target bpf); scripts/fuzz.sh: libFuzzer, ASan and UBSan runtimes for clang
+  golang-go                                # Go fixtures: a Go program's calls measured at their exits, paired by goroutine
 )
 
 missing=()

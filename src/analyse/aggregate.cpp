@@ -128,6 +128,8 @@ Aggregator::Aggregator(const ProbeFunctions& functions, AggregateOptions options
           mirror = static_cast<int32_t>(i);
       }
     by_return_slot_.push_back(mirror);
+    int32_t goid = slot_named(f, std::string(kGoroutineIdValue));
+    goid_slot_.push_back(goid >= 0 && static_cast<uint32_t>(goid) < f.return_values_at ? goid : -1);
   }
   // A clone's values go to the slots of its row's function that have the same name,
   // type and side (entry or return): a clone that lost a parameter to gcc (`.isra`) or
@@ -222,13 +224,32 @@ uint32_t Aggregator::thread_id(uint32_t pid, uint32_t tid, std::string_view comm
   return tid | t.generation << kGenerationShift;
 }
 
+GoroutineKey Aggregator::goroutine_of(uint32_t function, uint64_t g,
+                                                 std::span<const uint64_t> entry_values,
+                                                 uint32_t entry_missing) const {
+  if (g == 0) return {};
+  const int32_t slot = function < goid_slot_.size() ? goid_slot_[function] : -1;
+  if (slot >= 0 && static_cast<std::size_t>(slot) < entry_values.size() && slot < 32 && !(entry_missing >> slot & 1))
+    return {.value = entry_values[static_cast<std::size_t>(slot)], .is_id = true};
+  return {.value = g, .is_id = false};
+}
+
+uint32_t Aggregator::goroutine_id(uint32_t pid, GoroutineKey g) {
+  // Numbers start at 2^22, above every pid a call not in Go code is grouped by.
+  const auto ins = goroutine_index_.insert({.a = pid | (g.is_id ? uint64_t{1} << 63 : 0), .b = g.value}, goroutines_);
+  if (ins.inserted) ++goroutines_;
+  return (uint32_t{1} << kGenerationShift) + ins.position;
+}
+
 GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
-                              std::string_view comm) {
+                              std::string_view comm, GoroutineKey goroutine) {
   if (!keyed_) return groups_[group_of_function_[function]];
   function = row_of(function);
-  const uint32_t id = options_.by == GroupBy::Thread    ? thread_id(pid, tid, comm)
-                      : options_.by == GroupBy::Process ? pid
-                                                        : 0;
+  const uint32_t id = options_.by == GroupBy::Thread                    ? thread_id(pid, tid, comm)
+                      : options_.by == GroupBy::Process                 ? pid
+                      : options_.by == GroupBy::Goroutine && goroutine.value ? goroutine_id(pid, goroutine)
+                      : options_.by == GroupBy::Goroutine               ? pid
+                                                                        : 0;
   FlatIndex::Key key{.a = (uint64_t{function} << 32) | id | (by_value ? 0 : kNoValueBit), .b = by_value.value_or(0)};
   if (last_group_ != UINT32_MAX && key == last_key_) return groups_[last_group_];
   auto found = group_index_.find(key);
@@ -242,6 +263,8 @@ GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std
     GroupStats g = make_group(function);
     g.pid = options_.by == GroupBy::Function ? 0 : pid;
     g.tid = options_.by == GroupBy::Thread ? tid : 0;
+    g.goroutine = options_.by == GroupBy::Goroutine ? goroutine.value : 0;
+    g.goroutine_is_id = options_.by == GroupBy::Goroutine && goroutine.is_id;
     if (options_.by != GroupBy::Function) g.comm = comm;  // by process: the name of its first thread seen
     g.other_values = (key.a & kOtherBit) != 0;
     g.has_by_value = by_value && !g.other_values;
@@ -264,7 +287,8 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
              ? by_value_of(c.function, f.entry_probe, c.entry_values)
              : by_value_of(c.function, f.return_probe, c.return_values);
   }
-  GroupStats& g = group(c.function, c.pid, c.tid, by, comm);
+  GroupStats& g = group(c.function, c.pid, c.tid, by, comm,
+                        goroutine_of(c.function, c.goroutine, c.entry_values, c.entry_missing));
   ++g.calls;
   const uint64_t d = options_.duration_of(c);
   g.below_compensation += options_.compensate && d == 0 &&
@@ -278,7 +302,10 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
 
 void Aggregator::on_unmatched(const Unmatched& u, std::string_view comm) {
   if (!selected(u.function)) return;
-  GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values), comm);
+  const bool at_entry = u.function < functions_.size() && u.probe == functions_[u.function].entry_probe;
+  GroupStats& g = group(u.function, u.pid, u.tid, by_value_of(u.function, u.probe, u.values), comm,
+                        goroutine_of(u.function, u.goroutine, at_entry ? u.values : std::span<const uint64_t>{},
+                                     u.missing));
   // A USDT pair's done probe says an operation ended: a call, whether or not its start
   // was seen; only its latency is unknown.
   if (u.reason == UnmatchedReason::ReturnWithoutEntry && u.function < functions_.size() &&

@@ -16,6 +16,8 @@ std::span<const uint64_t> values_of(const Event& e) {
 }
 
 FlatIndex::Key tid_key(uint32_t tid) { return {.a = tid, .b = 0}; }
+// A goroutine's key: never a tid's (b is g, never 0; the top bit of a is set).
+FlatIndex::Key goroutine_key(uint32_t pid, uint64_t g) { return {.a = uint64_t{1} << 63 | pid, .b = g}; }
 
 }  // namespace
 
@@ -85,6 +87,7 @@ uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
   Thread& t = threads_[index];
   t.pid = pid;
   t.tid = tid;
+  t.g = 0;
   t.live = true;
   t.lost = gap_seen_;  // it may have run in a gap, unseen
   t.probe_ns = 0;
@@ -96,9 +99,44 @@ uint32_t Pairer::thread(uint32_t pid, uint32_t tid, PairingSink& sink) {
   return index;
 }
 
+uint32_t Pairer::goroutine(uint32_t pid, uint64_t g) {
+  const FlatIndex::Key key = goroutine_key(pid, g);
+  if (auto found = thread_of_tid_.find(key)) return *found;
+  uint32_t index;
+  if (!free_threads_.empty()) {
+    index = free_threads_.back();
+    free_threads_.pop_back();
+  } else {
+    index = static_cast<uint32_t>(threads_.size());
+    threads_.emplace_back();
+  }
+  Thread& t = threads_[index];
+  t.pid = pid;
+  t.tid = 0;
+  t.g = g;
+  t.live = true;
+  t.lost = gap_seen_;
+  t.probe_ns = 0;
+  t.stack.clear();
+  t.trampolines = 0;
+  thread_of_tid_.insert(key, index);
+  return index;
+}
+
+void Pairer::close_goroutines(uint32_t pid, UnmatchedReason reason, bool release, PairingSink& sink) {
+  for (uint32_t i = 0; i < threads_.size(); ++i) {
+    Thread& t = threads_[i];
+    if (!t.live || t.g == 0 || t.pid != pid) continue;
+    if (reason == UnmatchedReason::Lost) cut_thread(t, sink);
+    else close_frames(t, 0, reason, sink);
+    if (release) release_thread(i);
+  }
+}
+
 void Pairer::release_thread(uint32_t index) {
   Thread& t = threads_[index];
-  thread_of_tid_.erase(tid_key(t.tid));
+  thread_of_tid_.erase(t.g ? goroutine_key(t.pid, t.g) : tid_key(t.tid));
+  t.g = 0;
   t.live = false;
   t.stack.clear();
   t.trampolines = 0;
@@ -113,9 +151,10 @@ void Pairer::report_frame(const Thread& t, const Frame& f, UnmatchedReason reaso
       .function = f.function,
       .probe = f.probe,
       .pid = t.pid,
-      .tid = t.tid,
+      .tid = t.g ? f.tid : t.tid,
       .time = f.time,
       .reason = reason,
+      .goroutine = t.g,
       .values = {f.values.data(), f.nvalues},
       .missing = f.missing,
   });
@@ -162,7 +201,8 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
     return;
   }
 
-  Thread& t = threads_[thread(e.pid, e.tid, sink)];
+  // A Go function's call belongs to its goroutine, whatever thread runs it now.
+  Thread& t = threads_[e.goroutine ? goroutine(e.pid, e.goroutine) : thread(e.pid, e.tid, sink)];
   const uint64_t before = t.probe_ns;
   if (!hit_cost_of_probe_.empty()) t.probe_ns += hit_cost(e.probe);
   const bool at_exits = fn < at_exits_.size() && at_exits_[fn];
@@ -181,14 +221,17 @@ void Pairer::on_sample(const Event& e, PairingSink& sink) {
 void Pairer::on_entry(Thread& t, const Sample& s, PairingSink& sink) {
   const Event& e = s.e;
   ++counts_.entries;
-  if (s.at_exits && e.frame) close_popped_frames(t, e.frame, sink);
+  // A goroutine's stack moves when it grows: its frames' stack pointers tell nothing.
+  const bool by_sp = s.at_exits && e.frame && !t.g;
+  if (by_sp) close_popped_frames(t, e.frame, sink);
   if (s.trampoline && t.trampolines >= kMaxUretprobeDepth) {
     // The kernel refused to arm this return ("uprobe: omit uretprobe due to
     // nestedness limit"): it will never come, and its frame does not count
     // toward the kernel's depth, so it is not pushed.
     ++counts_.unmatched[static_cast<std::size_t>(UnmatchedReason::NestingLimit)];
     sink.on_unmatched(Unmatched{.function = s.function, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                .reason = UnmatchedReason::NestingLimit, .values = s.values, .missing = e.missing});
+                                .reason = UnmatchedReason::NestingLimit, .goroutine = t.g, .values = s.values,
+                                .missing = e.missing});
     return;
   }
   Frame& f = t.stack.emplace_back();
@@ -200,7 +243,8 @@ void Pairer::on_entry(Thread& t, const Sample& s, PairingSink& sink) {
   f.nvalues = static_cast<uint8_t>(s.values.size());
   f.trampoline = s.trampoline;
   t.trampolines += f.trampoline;
-  f.sp = s.at_exits ? e.frame : 0;
+  f.sp = by_sp ? e.frame : 0;
+  f.tid = e.tid;
   f.missing = e.missing;
   std::copy(s.values.begin(), s.values.end(), f.values.begin());
 }
@@ -217,7 +261,8 @@ std::size_t Pairer::returning_frame(const Thread& t, const Sample& s) const {
     return true;
   };
   auto returns = [&](const Frame& f) {
-    return f.function == s.function && (!s.at_exits || f.sp == 0 || e.frame == 0 || f.sp == e.frame) && same_key(f);
+    return f.function == s.function &&
+           (!s.at_exits || f.sp == 0 || e.frame == 0 || e.goroutine != 0 || f.sp == e.frame) && same_key(f);
   };
   std::size_t i = t.stack.size();
   while (i > 0 && !returns(t.stack[i - 1])) --i;
@@ -237,7 +282,7 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
         i == 0 && !gap && !t.lost ? UnmatchedReason::ReturnWithoutEntry : UnmatchedReason::ReturnAfterLoss;
     ++counts_.unmatched[static_cast<std::size_t>(reason)];
     sink.on_unmatched(Unmatched{.function = s.function, .probe = e.probe, .pid = e.pid, .tid = e.tid, .time = e.time,
-                                .reason = reason, .values = s.values, .missing = e.missing});
+                                .reason = reason, .goroutine = t.g, .values = s.values, .missing = e.missing});
     return;
   }
   const std::size_t depth = i - 1;
@@ -249,7 +294,7 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
   sink.on_call(Call{
       .function = s.function,
       .pid = t.pid,
-      .tid = t.tid,
+      .tid = t.g ? f.tid : t.tid,
       .entry_time = f.time,
       .return_time = e.time,
       .duration = e.time >= f.time ? e.time - f.time : 0,
@@ -258,6 +303,7 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
       .entry_missing = f.missing,
       .return_missing = e.missing,
       .depth = static_cast<uint32_t>(depth),
+      .goroutine = t.g,
       .nested_probe_ns = probe_ns_before - f.probe_ns_mark,
   });
   pop_frame(t);
@@ -272,7 +318,11 @@ void Pairer::on_lost(const Event& e, PairingSink& sink) {
   counts_.lost_samples += e.lost;
   // Whatever probe the event names: every probe of a thread writes into the same ring,
   // and the kernel tags PERF_RECORD_LOST with the event that wrote next.
-  if (e.tid != 0) return cut_thread(threads_[thread(e.pid, e.tid, sink)], sink);
+  if (e.tid != 0) {
+    // The thread's lost events may have been any of its process's goroutines'.
+    close_goroutines(e.pid, UnmatchedReason::Lost, false, sink);
+    return cut_thread(threads_[thread(e.pid, e.tid, sink)], sink);
+  }
   gap_seen_ = true;
   gap_until_ = std::max({gap_until_, e.time, e.lost_until});
   for (Thread& t : threads_)
@@ -284,6 +334,8 @@ void Pairer::on_exit(const Event& e, PairingSink& sink) {
     close_frames(threads_[*index], 0, UnmatchedReason::ThreadExited, sink);
     release_thread(*index);
   }
+  // The process's main thread: its goroutines are gone with it.
+  if (e.tid == e.pid) close_goroutines(e.pid, UnmatchedReason::ThreadExited, true, sink);
   sink.on_exit(e.pid, e.tid);
 }
 
@@ -319,7 +371,8 @@ void Pairer::open_frames(std::vector<OpenFrame>& out) const {
   for (const Thread& t : threads_) {
     if (!t.live) continue;
     for (const Frame& f : t.stack)
-      out.push_back(OpenFrame{.function = f.function, .probe = f.probe, .pid = t.pid, .tid = t.tid, .time = f.time,
+      out.push_back(OpenFrame{.function = f.function, .probe = f.probe, .pid = t.pid, .tid = t.g ? f.tid : t.tid,
+                              .time = f.time,
                               .values = {f.values.data(), f.nvalues}, .missing = f.missing});
   }
 }

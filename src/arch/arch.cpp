@@ -27,6 +27,8 @@ constexpr std::array<RegInfo, 24> kX86Regs{{
 // a sample has (it is the return address only at a return probe's caller).
 
 constexpr std::array<uint8_t, 6> kX86Args{5, 4, 3, 2, 16, 17};  // rdi rsi rdx rcx r8 r9
+// Go's ABIInternal (go/src/cmd/compile/abi-internal.md): rax rbx rcx rdi rsi r8 r9 r10 r11.
+constexpr std::array<uint8_t, 9> kX86GoArgs{0, 1, 2, 5, 4, 16, 17, 18, 19};
 
 // gcc names a register at the operand's size (an int in rax is "-4@%eax" in a USDT
 // note, a short "-2@%ax", a char "1@%al"); Capstone names what an instruction writes
@@ -70,6 +72,8 @@ constexpr std::array<RegPart, 32> kArm64Parts{{
     {"w30", "x30"}, {"wsp", "sp"},
 }};
 constexpr std::array<uint8_t, 8> kArm64Args{0, 1, 2, 3, 4, 5, 6, 7};
+// Go's ABIInternal on arm64: x0-x15.
+constexpr std::array<uint8_t, 16> kArm64GoArgs{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
 constexpr uint32_t kAbi64 = 2;  // PERF_SAMPLE_REGS_ABI_64
 
@@ -80,7 +84,8 @@ const ArchInfo kX86{
     .sp_reg = 7, .ip_reg = 8, .stack_args_offset = 8, .entry_cfa = 8, .char_is_signed = true,
     .float_in_register_unavailable = true, .multiarch_triplet = "x86_64-linux-gnu", .ld_so_cache_flags = 0x0303,
     .relocs = {.irelative = R_X86_64_IRELATIVE, .glob_dat = R_X86_64_GLOB_DAT, .jump_slot = R_X86_64_JUMP_SLOT,
-               .abs64 = R_X86_64_64}};
+               .abs64 = R_X86_64_64},
+    .go_g_reg = 22, .go_int_arg_regs = kX86GoArgs};
 const ArchInfo kArm64{
     .arch = Arch::Arm64, .name = "arm64", .e_machine = EM_AARCH64, .insn_align = 4, .fixed_insn_size = 4,
     .perf_sample_abi = kAbi64, .regs = kArm64Regs, .reg_parts = kArm64Parts, .fp_dwarf_regs = {64, 95},
@@ -88,13 +93,28 @@ const ArchInfo kArm64{
     .sp_reg = 31, .ip_reg = 32, .stack_args_offset = 0, .entry_cfa = 0, .char_is_signed = false,
     .float_in_register_unavailable = false, .multiarch_triplet = "aarch64-linux-gnu", .ld_so_cache_flags = 0x0a03,
     .relocs = {.irelative = R_AARCH64_IRELATIVE, .glob_dat = R_AARCH64_GLOB_DAT, .jump_slot = R_AARCH64_JUMP_SLOT,
-               .abs64 = R_AARCH64_ABS64}};
+               .abs64 = R_AARCH64_ABS64},
+    .go_g_reg = 28, .go_int_arg_regs = kArm64GoArgs};
 
 constexpr std::array<const ArchInfo*, 2> kAll{&kX86, &kArm64};
 
 }  // namespace
 
 const ArchInfo& arch_info(Arch a) { return a == Arch::Arm64 ? kArm64 : kX86; }
+
+namespace {
+ArchInfo under_go_abi(const ArchInfo& a) {
+  ArchInfo go = a;
+  go.int_arg_regs = a.go_int_arg_regs;
+  go.return_reg_hi = a.go_int_arg_regs[1];
+  go.returns_result_address = false;  // Go returns results in registers or its caller's frame
+  return go;
+}
+const ArchInfo kX86Go = under_go_abi(kX86);
+const ArchInfo kArm64Go = under_go_abi(kArm64);
+}  // namespace
+
+const ArchInfo& go_abi_info(Arch a) { return a == Arch::Arm64 ? kArm64Go : kX86Go; }
 
 std::span<const ArchInfo* const> all_arches() { return kAll; }
 

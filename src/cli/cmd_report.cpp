@@ -30,6 +30,7 @@ int cmd_report(int argc, char** argv) {
       "hist", po::value<std::string>()->default_value("log2"), "log2, linear:MIN:MAX:STEP (e.g. linear:0:10ms:1ms), or none")(
       "by", po::value<std::string>(), "split each function by the value of a captured argument (e.g. %di)")(
       "by-thread", "one row per function and thread")("by-process", "one row per function and process")(
+      "by-goroutine", "one row per Go function and goroutine (other functions: per process)")(
       "top", po::value<std::size_t>()->default_value(5), "most frequent values shown per value")(
       "compensate", "take the probes' own cost per call (measured by 'uprof bench' before recording) off every latency");
   add_filter_options(opts);
@@ -39,6 +40,7 @@ int cmd_report(int argc, char** argv) {
   AggregateOptions ao;
   if (vm.count("by-thread")) ao.by = GroupBy::Thread;
   else if (vm.count("by-process")) ao.by = GroupBy::Process;
+  else if (vm.count("by-goroutine")) ao.by = GroupBy::Goroutine;
   ao.compensate = vm.count("compensate") > 0;
   if (vm.count("by")) ao.by_value = vm["by"].as<std::string>();
   if (auto st = read_filter_options(vm, ao.filter); !st) return usage_error("report", st.error().message);

@@ -9,6 +9,8 @@ namespace {
 
 // The fixed part of a queued event; its values, name and text follow.
 struct Packed {
+  // `lost` carries a Sample's goroutine (Event::goroutine): a sample has no loss count,
+  // and a queued sample stays 56 bytes + its values.
   uint64_t time, lost, lost_until, frame;
   uint32_t probe, pid, tid, missing;
   uint8_t kind, nvalues;
@@ -18,7 +20,7 @@ struct Packed {
 static_assert(sizeof(Packed) == 56 && alignof(Packed) == 8);  // events start at multiples of 8 in a chunk
 // Every field of Event is carried above: one added to Event must be added here too, or
 // the drain would lose it silently between the ring and the file.
-static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + 8 + sizeof(std::string) + 8 + sizeof(std::string),
+static_assert(sizeof(Event) == 8 + 8 + 8 + 8 + kMaxValues * 8 + 8 + 8 + 8 + sizeof(std::string) + 8 + 8 + sizeof(std::string),
               "Event has a new field: carry it in EventQueue's packed form (event_queue.cpp)");
 
 constexpr std::size_t round8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
@@ -68,7 +70,7 @@ void EventQueue::push(const Event& e) {
   std::byte* at = h.chunk.bytes.get() + h.write;
   // Built in place: a copy from the stack into the chunk stalled on its own stores.
   new (at) Packed{.time = e.time,
-                  .lost = e.lost,
+                  .lost = e.kind == EventKind::Sample ? e.goroutine : e.lost,
                   .lost_until = e.lost_until,
                   .frame = e.frame,
                   .probe = e.probe,
@@ -105,7 +107,9 @@ void EventQueue::pop(Event& out) {
   out.tid = p.tid;
   out.time = p.time;
   out.missing = p.missing;
-  out.lost = p.lost;
+  const bool sample = p.kind == static_cast<uint8_t>(EventKind::Sample);
+  out.lost = sample ? 0 : p.lost;
+  out.goroutine = sample ? p.lost : 0;
   out.lost_until = p.lost_until;
   out.frame = p.frame;
   // The slots past the event's own stay 0, as in a new Event: `out` is reused.

@@ -160,6 +160,7 @@ std::string small_multiples(const ReportModel& m, uint32_t function, std::pair<d
   std::stable_sort(groups.begin(), groups.end(), [](auto* a, auto* b) { return a->calls > b->calls; });
   const std::string by = m.options.by == GroupBy::Thread    ? "thread"
                          : m.options.by == GroupBy::Process ? "process"
+                         : m.options.by == GroupBy::Goroutine ? "goroutine"
                                                             : "";
   std::string what = by.empty() ? m.options.by_value : m.options.by_value.empty() ? by : by + " and " + m.options.by_value;
   // One group is the function itself: the plots above are its.

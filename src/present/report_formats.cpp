@@ -151,6 +151,7 @@ void group_json(JsonWriter& w, const ReportModel& m, const GroupStats& g, const 
   w.field("label", group_label(m, g));
   if (g.pid) w.field("pid", g.pid);
   if (g.tid) w.field("tid", g.tid);
+  if (g.goroutine) w.field(g.goroutine_is_id ? "goroutine" : "g", g.goroutine);
   if (g.pid) w.field("comm", g.comm);
   if (g.has_by_value) {
     for (const auto& v : f.values)

@@ -12,6 +12,7 @@
 #include "uprof/present/report_notes.h"
 #include "uprof/present/text_histogram.h"
 #include "uprof/present/text_table.h"
+#include "uprof/util/hex.h"
 #include "uprof/util/thousands.h"
 
 namespace uprof {
@@ -30,6 +31,9 @@ std::string group_label(const ReportModel& m, const GroupStats& g) {
   const FunctionInfo& f = m.functions.functions[g.function];
   std::string s = f.name;
   if (g.tid) s += " [" + std::to_string(g.pid) + "/" + std::to_string(g.tid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
+  else if (g.goroutine)
+    s += " [pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " " + g.comm) +
+         (g.goroutine_is_id ? " goroutine " + std::to_string(g.goroutine) : " g " + hex(g.goroutine)) + "]";
   else if (g.pid) s += " [pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
   if (g.other_values) s += " [" + m.options.by_value + "=other]";
   else if (g.has_by_value) {

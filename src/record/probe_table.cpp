@@ -12,11 +12,14 @@
 namespace uprof {
 namespace {
 
-// What the engines read at `p`: its values, and the stack pointer last for a frame probe.
+// What the engines read at `p`: its values, then Go's g register for a goroutine probe,
+// and the stack pointer last for a frame probe.
 ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_ctr_offset) {
   ProbeCapture c{.probe = p.index, .path = p.path, .file_offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
                  .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call,
-                 .ref_ctr_offset = ref_ctr_offset, .label = p.function};
+                 .goroutine = p.goroutine, .ref_ctr_offset = ref_ctr_offset, .label = p.function};
+  if (p.goroutine)
+    c.values.push_back(ValueSpec{.name = "$g", .source = ValueSource::Register, .reg = arch.go_g_reg, .hex = true});
   if (p.frame)
     c.values.push_back(ValueSpec{.name = "$sp", .source = ValueSource::Register, .reg = arch.sp_reg, .hex = true});
   c.reads = reads_for(c.values, arch);
@@ -138,7 +141,7 @@ Result<ProbeRoles> decide_roles(const ResolvedProbe& r, const ReturnRisk* risk, 
   const std::string override = risk && risk->overridable() ? "; --unsafe-returns probes it anyway" : "";
   std::string blocked;
   if (risky && !out.at_exits)
-    blocked = risk->overridable()
+    blocked = risk->overridable() || risk->hazard == ReturnHazard::GoCode
                   ? risk->why(r.function) + ", and its exits cannot all be probed: " + risk->exits_blocker
                   : risk->why(r.function);
   if (!blocked.empty() && r.is_return()) return err("spec: '", r.spec, "': ", blocked, override);
@@ -183,12 +186,27 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
   std::map<std::tuple<std::string, uint64_t, ProbeKind, std::string>, std::size_t> seen;  // -> index in plan.probes
   std::set<std::pair<std::string, std::string>> said;  // (earlier spec, later spec) merged and noted
   for (const auto& r : resolved) {
-    const ArchInfo& arch = arch_info(r.arch);
     const ReturnRisk* risk = risks.of(r);
+    // A Go function's $argN are Go's ABIInternal registers (rax rbx rcx ... on x86-64),
+    // and r14 (arm64 x28) holds its goroutine's g. Not in an assembly function's ABI0
+    // (the symbol ends in .abi0: runtime.morestack.abi0), which passes arguments on the
+    // stack and may use r14 as it likes: it pairs by thread and stack pointer.
+    const bool go_abi = risk && risk->hazard == ReturnHazard::GoCode && !r.symbol.ends_with(".abi0");
+    const ArchInfo& arch = go_abi ? go_abi_info(r.arch) : arch_info(r.arch);
     UPROF_ASSIGN(BoundValues bound, bind_values(r, arch, opts));
     UPROF_ASSIGN(const ProbeRoles roles, decide_roles(r, risk, opts, bound));
     if (!roles.want_entry && !roles.want_return) continue;
     const bool at_exits = roles.at_exits;
+    // A Go function's entry and exits carry the goroutine, whose frames they pair in.
+    const bool goroutine = at_exits && go_abi;
+    // ... and its entry reads the goroutine's id from g, for report --by-goroutine.
+    if (goroutine && roles.want_entry && risk->goid_offset && bound.entry.size() < kMaxValues) {
+      ValueSpec goid{.name = std::string(kGoroutineIdValue), .source = ValueSource::Register, .reg = arch.go_g_reg,
+                     .size = 8, .is_signed = true};
+      goid.deref = true;
+      goid.deref_offset = static_cast<int32_t>(*risk->goid_offset);
+      bound.entry.push_back(std::move(goid));
+    }
     const UsdtPoint* usdt = r.as<UsdtPoint>();
     const uint32_t pair_key = bound.pair_key;
 
@@ -216,6 +234,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                      kMaxValues, " value slots");
         p.values = std::move(merged);
         p.frame |= at_exits;
+        p.goroutine |= goroutine;
         plan.capture.probes[at->second] = capture_for(p, arch, plan.capture.probes[at->second].ref_ctr_offset);
         return ok();
       }
@@ -223,7 +242,7 @@ Result<ProbeTable> plan_probes(const std::vector<ResolvedProbe>& resolved, const
                   .path = r.path, .build_id = r.build_id, .function = r.function, .symbol = r.symbol,
                   .file_offset = site.file_offset, .vaddr = site.vaddr, .offset_in_function = site.offset_in_function,
                   .values = std::move(values), .frame = at_exits, .tail_call = site.tail_call,
-                  .usdt = r.is_usdt(), .pair_key = r.is_usdt() ? pair_key : 0, .site = r.is_site()};
+                  .goroutine = goroutine, .usdt = r.is_usdt(), .pair_key = r.is_usdt() ? pair_key : 0, .site = r.is_site()};
       place_in_row(p, r);
       plan.capture.arch = r.arch;
       plan.capture.probes.push_back(

@@ -1,6 +1,7 @@
 #include "uprof/record/process_traits.h"
 
 #include <elf.h>
+#include <gelf.h>
 
 #include <algorithm>
 #include <array>
@@ -46,6 +47,22 @@ std::string personality_language(std::string_view symbol) {
   if (symbol.substr(0, kRef.size()) == kRef) symbol.remove_prefix(kRef.size());
   for (const Personality& p : kPersonalities)
     if (symbol == p.symbol) return std::string(p.language);
+  return "";
+}
+
+std::string go_file(const ElfFile& elf) {
+  Elf* e = elf.elf();
+  std::size_t shstrndx = 0;
+  if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(e, nullptr); scn; scn = elf_nextscn(e, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      const char* name = elf_strptr(e, shstrndx, sh.sh_name);
+      if (name && std::string_view(name) == ".go.buildinfo") return elf.path() + " has a .go.buildinfo section";
+    }
+  }
+  for (const ElfSymbol& s : elf.symbols())
+    if (s.name == "runtime.buildVersion" && s.shndx != SHN_UNDEF) return elf.path() + " defines runtime.buildVersion";
   return "";
 }
 

@@ -54,7 +54,10 @@ std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved
     if (std::find(g.names.begin(), g.names.end(), p.function) != g.names.end()) continue;
     g.names.push_back(p.function);
     if (g.first_why.empty())
-      g.first_why = risk->overridable() ? p.function + ": " + risk->exits_blocker : risk->why(p.function);
+      g.first_why = risk->overridable()                  ? p.function + ": " + risk->exits_blocker
+                    : risk->hazard == ReturnHazard::GoCode ? risk->why(p.function) + ", and its exits cannot all "
+                                                               "be probed: " + risk->exits_blocker
+                                                           : risk->why(p.function);
   }
   // "2 C++ functions that call others (outer(int), inner(int))"
   auto list = [](const std::vector<std::string>& names, const std::string& noun, const std::string& which) {
@@ -90,11 +93,20 @@ std::vector<std::string> return_notes(const std::vector<ResolvedProbe>& resolved
               "), and the kernel's pending returns follow one stack: a return probe can return to another stack's "
               "caller";
         break;
+      case ReturnHazard::GoCode:
+        noun = "Go function";
+        why = "Go's runtime walks and copies goroutine stacks and kills the program on a return address it does "
+              "not know, such as a return probe's trampoline; their entry probes are past the stack-growth check, "
+              "and an entry pairs with the exit of the same goroutine, wherever it ran";
+        break;
       default: break;
     }
     if (at_exits)
       notes.push_back("returns of " + list(g.names, noun, which) +
                       " are measured at their exit instructions, not by return probes: " + why + at_exit_tail);
+    else if (hazard == ReturnHazard::GoCode)
+      notes.push_back("no return probes on " + list(g.names, noun, which) + ": " + g.first_why +
+                      "; their calls are counted and their latency is not");
     else if (!why.empty())
       notes.push_back("no return probes on " + list(g.names, noun, which) + ": " + why + ", and their exits cannot all be "
                       "probed (" + g.first_why + "), so their calls are counted and their latency is not; "

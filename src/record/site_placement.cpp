@@ -2,6 +2,7 @@
 
 #include "uprof/record/value_binding.h"
 #include "uprof/resolve/elf/offset.h"
+#include "uprof/resolve/insn/go_prologue.h"
 #include "uprof/resolve/insn/probe_placement.h"
 #include "uprof/resolve/insn/site_refusal.h"
 #include "uprof/util/hex.h"
@@ -62,6 +63,24 @@ Status place_sites(Resolver& resolver, std::vector<ResolvedProbe>& probes, const
     UPROF_ASSIGN(const Image* img, resolver.image(first.path));
     UPROF_ASSIGN(const InsnDecoder* decoder, resolver.decoder(first.arch));
     UPROF_ASSIGN(std::vector<uint8_t> code, resolver.function_bytes(*img, first.function_addr, first.function_size));
+    // A Go function's entry probe goes past its stack-growth check, which restarts the
+    // function on a grown stack: before it, one call would be two entries.
+    if (const ReturnRisk* risk = risks.of(first); risk && risk->hazard == ReturnHazard::GoCode)
+      if (auto check = go_stack_check(*decoder, code, first.function_addr)) {
+        Placement where{.offset = check->end,
+                        .at_symbol = classify_insn(first.arch, code, first.file_offset),
+                        .at_site = classify_insn(first.arch, std::span<const uint8_t>(code).subspan(check->end),
+                                                 first.file_offset + check->end),
+                        .skipped = "Go's stack-growth check " + check->text,
+                        .kept_because = {}};
+        for (std::size_t j : group) {
+          if (placements) (*placements)[j] = where;
+          probes[j].vaddr += where.offset;
+          probes[j].file_offset += where.offset;
+        }
+        moves.push_back({.path = first.path, .file_offset = first.file_offset, .from = describe_move(where)});
+        continue;
+      }
     PlacementInput in;
     in.function_vaddr = first.function_addr;
     in.function_file_offset = first.file_offset;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "uprof/record/process_traits.h"
+#include "uprof/resolve/dwarf/go_runtime.h"
 #include "uprof/resolve/insn/function_exits.h"
 
 namespace uprof {
@@ -67,6 +68,8 @@ uint64_t entry_point(const ElfFile& elf) {
 
 struct FileFacts {
   bool cxx = false;
+  std::string go{};  // why the file is Go's ("./gw has a .go.buildinfo section"); "" when not
+  std::optional<uint32_t> goid_offset{};
   uint64_t entry = 0;
 };
 
@@ -110,6 +113,9 @@ std::string ReturnRisk::why(const std::string& function) const {
     case ReturnHazard::StackSwitching:
       return "the process switches stacks, and a return probe on " + function +
              " could return to another stack's caller (the kernel's pending returns follow one stack)";
+    case ReturnHazard::GoCode:
+      return function + " is Go code: Go's runtime walks and copies goroutine stacks and kills the program on a "
+             "return address it does not know, such as a return probe's trampoline (\"unexpected return pc\")";
   }
   return {};
 }
@@ -137,10 +143,14 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
     if (!p.at_function_entry() || !decided.try_emplace({p.path, p.function_addr}, true).second) continue;
     UPROF_ASSIGN(const Image* img, resolver.image(p.path));
     auto [f, first] = facts.try_emplace(p.path);
-    if (first) f->second = FileFacts{.cxx = is_cxx_with_exceptions(img->elf), .entry = entry_point(img->elf)};
+    if (first) {
+      f->second = FileFacts{.cxx = is_cxx_with_exceptions(img->elf), .go = go_file(img->elf), .goid_offset = {},
+                            .entry = entry_point(img->elf)};
+      if (!f->second.go.empty()) f->second.goid_offset = go_goid_offset(img->dwarf_file()->elf());
+    }
     const FileFacts& file = f->second;
     auto only_entry = [&](ReturnHazard h) {
-      ReturnRisk r{.hazard = h, .exits = {}, .exits_blocker = {}};
+      ReturnRisk r{.hazard = h, .exits = {}, .exits_blocker = {}, .goid_offset = {}};
       r.exits_blocker = r.why(p.function);
       out.by_function[{p.path, p.function_addr}] = std::move(r);
     };
@@ -163,10 +173,12 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
         continue;
       }
     }
-    // Measured at its exits, when the process makes a return probe unsafe there.
+    // Measured at its exits, when the process makes a return probe unsafe there. In a Go
+    // file, a leaf too: a goroutine preempted in it has its stack walked by the runtime.
     const bool out_calls = flow.calls_out;
     ReturnHazard hazard;
-    if (file.cxx && out_calls) hazard = ReturnHazard::CxxCode;
+    if (!file.go.empty()) hazard = ReturnHazard::GoCode;
+    else if (file.cxx && out_calls) hazard = ReturnHazard::CxxCode;
     else if (!traits.cxx_runtime.empty() && out_calls) hazard = ReturnHazard::CInCxxProcess;
     else if (!traits.switches_stacks.empty()) hazard = ReturnHazard::StackSwitching;
     else continue;
@@ -188,10 +200,12 @@ Result<ReturnRisks> unwind_risks(Resolver& resolver, const std::vector<ResolvedP
       if (!scanner) scanner = std::make_unique<FunctionExits>(resolver, *img, p.arch);
       UPROF_ASSIGN(exits, scanner->scan(p.symbol, p.function_addr, code));
     }
-    out.by_function[{p.path, p.function_addr}] = ReturnRisk{.hazard = hazard,
-                                                            .exits = std::move(exits.sites),
-                                                            .exits_blocker = std::move(exits.blocker),
-                                                            .language = std::move(language)};
+    out.by_function[{p.path, p.function_addr}] =
+        ReturnRisk{.hazard = hazard,
+                   .exits = std::move(exits.sites),
+                   .exits_blocker = std::move(exits.blocker),
+                   .goid_offset = hazard == ReturnHazard::GoCode ? file.goid_offset : std::nullopt,
+                   .language = std::move(language)};
   }
   return out;
 }

@@ -200,12 +200,16 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
   std::vector<const ValueRequest*> paths;  // p->name, *p, a[2]
   std::vector<ValueRequest> raw;
   bool all_params = false, retval = false;
+  std::optional<ValueRequest> retval_request;
   for (const auto& v : p.values) {
     if (!v.wants_dwarf()) raw.push_back(v);
     else if (std::holds_alternative<AllParamsRef>(v.target)) all_params = true;
     else if (auto* n = std::get_if<ParamRef>(&v.target); n && !n->path.empty()) paths.push_back(&v);
     else if (n) names.push_back(n->name);
-    else retval = true;
+    else {
+      retval = true;
+      retval_request = v;
+    }
   }
   const bool by_default = p.values.empty() && all_by_default;
   if (!by_default && !all_params && !retval && names.empty() && paths.empty()) return ok();  // raw values only
@@ -233,6 +237,9 @@ Status apply_typed_values(TypedValueResolver& dwarf, const Image& img, ResolvedP
     followed.push_back(std::move(*spec));
   }
   p.values = raw;
+  // Go's DWARF types no result: `$retval` asked for is read as the raw register (Go's
+  // first integer result).
+  if (retval_request && params->go) p.values.push_back(*retval_request);
   if (!names.empty() || all_params || by_default) {
     for (const auto& n : names)
       if (std::none_of(params->params.begin(), params->params.end(), [&](auto& q) { return q.name == n; }))

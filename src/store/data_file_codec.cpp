@@ -16,7 +16,8 @@ constexpr uint8_t kFrameFlag = 0x80;
 constexpr uint8_t kTailCallFlag = 0x40;
 constexpr uint8_t kUsdtFlag = 0x20;  // 1.4: a USDT probe; its pair key follows offset_in_function
 constexpr uint8_t kSiteFlag = 0x10;  // 1.5: a source line or an inlined copy (ProbeInfo::site)
-constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag | kSiteFlag;
+constexpr uint8_t kGoroutineFlag = 0x08;  // 1.8: its samples carry Go's g (ProbeInfo::goroutine)
+constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag | kSiteFlag | kGoroutineFlag;
 
 Error bad(const char* section, const ByteReader& r, const char* what) {
   return err(section, " at payload byte ", r.offset(), ": ", what);
@@ -232,7 +233,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
     put_varint(out, p.index);
     out.push_back(static_cast<char>(static_cast<uint8_t>(p.kind) | (p.frame ? kFrameFlag : 0) |
                                     (p.tail_call ? kTailCallFlag : 0) | (p.usdt ? kUsdtFlag : 0) |
-                                    (p.site ? kSiteFlag : 0)));
+                                    (p.site ? kSiteFlag : 0) | (p.goroutine ? kGoroutineFlag : 0)));
     put_string(out, p.spec);
     put_string(out, p.path);
     put_string(out, p.build_id);
@@ -277,6 +278,7 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r, uint16_t minor) {
     p.tail_call = *kind & kTailCallFlag;
     p.usdt = *kind & kUsdtFlag;
     p.site = *kind & kSiteFlag;
+    p.goroutine = *kind & kGoroutineFlag;
     for (std::string* s : {&p.spec, &p.path, &p.build_id, &p.function, &p.symbol}) {
       auto v = get_string(r, 64 << 10);
       if (!v) return bad("PROBES", r, "truncated string");
@@ -358,6 +360,7 @@ EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t
   for (const auto& p : probes) {
     s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
     s.frame.push_back(p.frame);
+    s.goroutine.push_back(p.goroutine);
     uint32_t strings = 0;
     for (std::size_t i = 0; i < p.values.size() && i < 32; i++)
       if (p.values[i].is_string()) strings |= uint32_t{1} << i;
@@ -397,6 +400,7 @@ void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
         put_varint(out, zigzag(static_cast<int64_t>(i < e.nvalues ? e.values[i] : 0)));
       }
       if (e.probe < state.frame.size() && state.frame[e.probe]) put_varint(out, e.frame);
+      if (e.probe < state.goroutine.size() && state.goroutine[e.probe]) put_varint(out, e.goroutine);
       break;
     }
     case EventKind::Lost:
@@ -473,6 +477,11 @@ Status decode_sample(ByteReader& r, uint8_t kind, EventCodecState& state, Event&
     if (!sp) return bad("EVENTS", r, "truncated sample stack pointer");
     e.frame = *sp;
   }
+  if (e.probe < state.goroutine.size() && state.goroutine[e.probe]) {
+    auto g = get_varint(r);
+    if (!g) return bad("EVENTS", r, "truncated sample goroutine");
+    e.goroutine = *g;
+  }
   return ok();
 }
 
@@ -491,6 +500,7 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.lost = 0;
   e.lost_until = 0;
   e.frame = 0;
+  e.goroutine = 0;
   e.comm.clear();
   e.text.clear();
   switch (*kind) {

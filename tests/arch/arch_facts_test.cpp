@@ -29,6 +29,7 @@ struct Expected {
   DwarfRange fp_dwarf;
   std::vector<std::string_view> callee_saved;
   std::vector<std::string_view> not_operands;
+  std::string_view go_g;          // Go's ABIInternal: the register holding the running g
 };
 
 const Expected kRows[] = {
@@ -36,13 +37,13 @@ const Expected kRows[] = {
      .link_name = "", .return_hi = "dx", .returns_result_address = true, .char_is_signed = true,
      .float_in_register_unavailable = true, .triplet = "x86_64-linux-gnu", .ld_so_cache_flags = 0x0303,
      .fp_dwarf = {17, 48}, .callee_saved = {"bx", "bp", "r12", "r13", "r14", "r15"},
-     .not_operands = {"flags", "cs", "ss", "ds", "es", "fs", "gs"}},
+     .not_operands = {"flags", "cs", "ss", "ds", "es", "fs", "gs"}, .go_g = "r14"},
     {.arch = Arch::Arm64, .e_machine = EM_AARCH64, .id = 2, .fixed_insn_size = 4, .entry_cfa = 0, .link_reg = 30,
      .link_name = "x30", .return_hi = "x1", .returns_result_address = false, .char_is_signed = false,
      .float_in_register_unavailable = false, .triplet = "aarch64-linux-gnu", .ld_so_cache_flags = 0x0a03,
      .fp_dwarf = {64, 95},
      .callee_saved = {"x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29"},
-     .not_operands = {"pc"}},
+     .not_operands = {"pc"}, .go_g = "x28"},
 };
 
 class ArchFacts : public ::testing::TestWithParam<Expected> {};
@@ -63,6 +64,7 @@ TEST_P(ArchFacts, TableSaysWhatTheCodeAsks) {
     EXPECT_EQ(find_reg_by_perf_index(a, static_cast<unsigned>(a.link_reg))->name, e.link_name);
   }
   EXPECT_EQ(find_reg_by_perf_index(a, a.return_reg_hi)->name, e.return_hi);
+  EXPECT_EQ(find_reg_by_perf_index(a, a.go_g_reg)->name, e.go_g);
   EXPECT_EQ(a.returns_result_address, e.returns_result_address);
   EXPECT_EQ(a.char_is_signed, e.char_is_signed);
   EXPECT_EQ(a.float_in_register_unavailable, e.float_in_register_unavailable);

@@ -21,6 +21,7 @@ TEST(EventQueue, EveryFieldComesBackAsItWent) {
   s.values[1] = ~uint64_t{0};
   s.missing = 0b100;
   s.frame = 0x7ffd0000;
+  s.goroutine = 0xc000102340;  // a Go function's sample
   put_string_value(s, 2, "key17", true);
   Event c;
   c.kind = EventKind::Comm;
@@ -50,6 +51,8 @@ TEST(EventQueue, EveryFieldComesBackAsItWent) {
   EXPECT_EQ(out.values[1], ~uint64_t{0});
   EXPECT_EQ(out.missing, 0b100u);
   EXPECT_EQ(out.frame, 0x7ffd0000u);
+  EXPECT_EQ(out.goroutine, 0xc000102340u);
+  EXPECT_EQ(out.lost, 0u);
   auto str = string_value(out, 2);
   EXPECT_EQ(str.bytes, "key17");
   EXPECT_TRUE(str.cut);
@@ -62,10 +65,12 @@ TEST(EventQueue, EveryFieldComesBackAsItWent) {
   EXPECT_EQ(out.values[1], 0u);
   EXPECT_TRUE(out.text.empty());
   EXPECT_EQ(out.frame, 0u);
+  EXPECT_EQ(out.goroutine, 0u);
   q.pop(out);
   EXPECT_EQ(out.kind, EventKind::Lost);
   EXPECT_EQ(out.probe, UINT32_MAX);
   EXPECT_EQ(out.lost, 77u);
+  EXPECT_EQ(out.goroutine, 0u);
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(pool.in_use(), 0u);
 }

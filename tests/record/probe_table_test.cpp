@@ -36,6 +36,47 @@ TEST(ProbeTable, EntryAndReturnByDefaultWithValuesSplit) {
   EXPECT_EQ(plan->capture.probes[1].reads.stack_bytes, 0u);
 }
 
+// A Go function (measured at its exits): $argN are Go's ABIInternal registers, both probes
+// carry the goroutine's g (r14, then the stack pointer last), and the entry reads its id.
+TEST(ProbeTable, AGoFunctionsArgumentsAreItsAbisAndItsProbesCarryTheGoroutine) {
+  auto r = fn("main.work $arg1 $arg2 $arg4 $retval", {"$arg1", "$arg2", "$arg4", "$retval"});
+  r.function_addr = 0x1130;
+  r.kind = FunctionPoint{};
+  ReturnRisks risks;
+  risks.by_function[{"/bin/x", 0x1130}] = ReturnRisk{
+      .hazard = ReturnHazard::GoCode,
+      .exits = {ExitSite{.vaddr = 0x1190, .offset = 0x60, .part = 0, .tail_call = false, .text = "retq"}},
+      .exits_blocker = {},
+      .goid_offset = 152};
+  PlanOptions opts;
+  opts.unsafe_returns = true;
+  auto plan = plan_probes({r}, opts, risks);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->probes.size(), 2u);
+  EXPECT_EQ(plan->probes[0].kind, ProbeKind::Entry);
+  EXPECT_EQ(plan->probes[1].kind, ProbeKind::Exit);  // never a return probe, --unsafe-returns or not
+  const ArchInfo& x86 = arch_info(Arch::X86_64);
+  auto reg = [&](const ValueSpec& v) { return std::string(find_reg_by_perf_index(x86, v.reg)->name); };
+  ASSERT_EQ(plan->probes[0].values.size(), 4u);
+  EXPECT_EQ(reg(plan->probes[0].values[0]), "ax");
+  EXPECT_EQ(reg(plan->probes[0].values[1]), "bx");
+  EXPECT_EQ(reg(plan->probes[0].values[2]), "di");
+  // The goroutine's id, read from its g: 152(%r14) in go 1.19's runtime.g.
+  const ValueSpec& goid = plan->probes[0].values[3];
+  EXPECT_EQ(goid.name, "$goid");
+  EXPECT_EQ(reg(goid), "r14");
+  EXPECT_TRUE(goid.deref);
+  EXPECT_EQ(goid.deref_offset, 152);
+  for (std::size_t i : {0, 1}) {
+    const ProbeCapture& c = plan->capture.probes[i];
+    EXPECT_TRUE(plan->probes[i].goroutine);
+    EXPECT_TRUE(c.goroutine && c.frame);
+    ASSERT_GE(c.values.size(), 2u);
+    EXPECT_EQ(reg(c.values[c.values.size() - 2]), "r14");
+    EXPECT_EQ(reg(c.values.back()), "sp");
+  }
+}
+
 TEST(ProbeTable, NoValuesMeansNoRegisters) {
   auto plan = plan_probes({fn("add", {})}, {});
   ASSERT_TRUE(plan);

@@ -4,6 +4,8 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "support/test_support.h"
 
 namespace uprof {
@@ -82,6 +84,24 @@ TEST(ProcessTraits, OfARun) {
   auto p = run_traits(test::fixture("x86_64", "alone_argv"), {test::fixture("x86_64", "qsort_throw")}, {}, false);
   ASSERT_TRUE(p.ok());
   EXPECT_NE(p->cxx_runtime.find("qsort_throw"), std::string::npos) << p->cxx_runtime;
+}
+
+// A Go program is told by the .go.buildinfo section Go's linker writes (a stripped one
+// keeps it); C and C++ programs have none.
+TEST(ProcessTraits, AGoFileIsToldByItsBuildInfo) {
+  const std::string gw = test::fixture("x86_64", "go_gw");
+  if (!std::filesystem::exists(gw)) GTEST_SKIP() << "no Go toolchain when the tests were built (" << gw
+                                                 << " missing): scripts/setup.sh installs golang-go";
+  for (const char* arch : {"x86_64", "arm64"}) {
+    auto go = ElfFile::open(test::fixture(arch, "go_gw"));
+    ASSERT_TRUE(go.ok()) << go.error().message;
+    EXPECT_EQ(go_file(*go), test::fixture(arch, "go_gw") + " has a .go.buildinfo section");
+  }
+  for (const char* c : {"alone_argv", "qsort_throw"}) {
+    auto elf = ElfFile::open(test::fixture("x86_64", c));
+    ASSERT_TRUE(elf.ok());
+    EXPECT_EQ(go_file(*elf), "") << c;
+  }
 }
 
 }  // namespace

@@ -48,7 +48,9 @@ TEST(UnwindRisk, TheFunctionsThatReturnTwiceAreKnownByName) {
 TEST(UnwindRisk, OnlyTheRunTimeHazardsCanBeOverridden) {
   using H = ReturnHazard;
   for (H h : {H::CxxCode, H::CInCxxProcess, H::StackSwitching}) EXPECT_TRUE(ReturnRisk{.hazard = h}.overridable());
-  for (H h : {H::EntryPoint, H::ReturnsTwice, H::NeverReturns}) EXPECT_FALSE(ReturnRisk{.hazard = h}.overridable());
+  for (H h : {H::EntryPoint, H::ReturnsTwice, H::NeverReturns, H::GoCode})
+    EXPECT_FALSE(ReturnRisk{.hazard = h}.overridable());
+  EXPECT_NE(ReturnRisk{.hazard = H::GoCode}.why("main.work").find("main.work is Go code"), std::string::npos);
   EXPECT_EQ(ReturnRisk{.hazard = H::EntryPoint}.why("_start"),
             "_start is the program's entry point: the top of its stack is argc, not a return address, and a return "
             "probe would overwrite it");

@@ -136,6 +136,47 @@ TEST(EventCodec, ExitProbesAndTheStackPointerOfTheirSamplesRoundTrip) {
   EXPECT_TRUE(r.at_end());
 }
 
+// Format 1.8: a Go function's samples end with the stack pointer, then the goroutine's g.
+TEST(EventCodec, TheGoroutineOfAGoFunctionsSamplesRoundTrips) {
+  std::vector<ProbeInfo> table = probes();
+  for (auto& p : table) p.frame = p.goroutine = p.kind != ProbeKind::Return;
+  table.push_back(test::probe(2, ProbeKind::Exit, "main.work", 0x1150, {"$retval"}, 0x17));
+  table.back().frame = table.back().goroutine = true;
+  const std::string encoded = encode_probes(table);
+  ByteReader pr = reader_of(encoded);
+  auto back = decode_probes(pr);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_TRUE((*back)[0].goroutine);
+  EXPECT_FALSE((*back)[1].goroutine);
+  EXPECT_TRUE((*back)[2].goroutine);
+  EXPECT_EQ((*back)[2].kind, ProbeKind::Exit);
+
+  Event entry = sample(0, 10, {1, 2, 3});
+  entry.frame = 0xc000100000;
+  entry.goroutine = 0xc000007860;
+  Event ret = sample(1, 20, {5});  // not a goroutine probe: nothing stored
+  ret.goroutine = 99;
+  Event exit = sample(2, 30, {9});
+  exit.frame = 0xc000200000;  // the stack moved
+  exit.goroutine = 0xc000007860;
+  EventCodecState enc = event_codec_state(*back, 0);
+  std::string bytes;
+  for (const Event* e : {&entry, &ret, &exit}) encode_event(*e, enc, bytes);
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(*back, 0);
+  std::vector<uint64_t> gs, frames;
+  for (int i = 0; i < 3; i++) {
+    Event got;
+    ASSERT_TRUE(decode_event(r, dec, got));
+    gs.push_back(got.goroutine);
+    frames.push_back(got.frame);
+  }
+  EXPECT_EQ(gs, (std::vector<uint64_t>{0xc000007860, 0, 0xc000007860}));
+  EXPECT_EQ(frames, (std::vector<uint64_t>{0xc000100000, 0, 0xc000200000}));
+  EXPECT_TRUE(r.at_end());
+}
+
 // Format 1.3: a string value (its memory reads with it) and a raw memory read go
 // through the PROBES section; a sample's string is stored as its bytes and read back
 // as an id of the pool, which gives the bytes (and whether they were cut) back.

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,9 @@ struct ValueStats {
   void merge(const ValueStats& other);
 };
 
-enum class GroupBy : uint8_t { Function, Process, Thread };
+// Goroutine: a Go function's calls by their goroutine: its id where the entry read it
+// ($goid, kGoroutineIdValue), else its g (Call::goroutine); other calls by their process.
+enum class GroupBy : uint8_t { Function, Process, Thread, Goroutine };
 
 struct AggregateOptions {
   GroupBy by = GroupBy::Function;
@@ -80,6 +83,8 @@ struct GroupStats {
   uint32_t function = 0;
   uint32_t pid = 0;                    // GroupBy::Process and ::Thread; 0 otherwise
   uint32_t tid = 0;                    // GroupBy::Thread; 0 otherwise
+  uint64_t goroutine = 0;              // GroupBy::Goroutine: the goroutine's id, or its g (0: not Go code)
+  bool goroutine_is_id = false;        // `goroutine` is the id ($goid), not g
   std::string comm{};                  // by thread: the thread's name at its calls (a new name starts a new group); by process: the name of the first of its threads seen
   bool has_by_value = false;           // false: no --by, or the call did not capture it
   bool other_values = false;           // the values past max_value_groups
@@ -114,6 +119,12 @@ struct GroupStats {
 // function, a --by name no selected function captures, since >= until.
 Status check_aggregate_options(const ProbeFunctions& functions, const AggregateOptions& options);
 
+// GroupBy::Goroutine: a Go function's call's goroutine, by its id or its g.
+struct GoroutineKey {
+  uint64_t value = 0;  // 0: not a goroutine's
+  bool is_id = false;
+};
+
 class Aggregator final : public EventSink {
  public:
   Aggregator(const ProbeFunctions& functions, AggregateOptions options);
@@ -130,8 +141,14 @@ class Aggregator final : public EventSink {
   bool selected(uint32_t function) const { return function < selected_.size() && selected_[function]; }
 
  private:
+  // GroupBy::Goroutine: which goroutine a call of `function` is, from its entry's
+  // values (the id) or its g.
+  GoroutineKey goroutine_of(uint32_t function, uint64_t g, std::span<const uint64_t> entry_values,
+                            uint32_t entry_missing) const;
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
-                    std::string_view comm);
+                    std::string_view comm, GoroutineKey goroutine = {});
+  // GroupBy::Goroutine: a number of its own for each (pid, goroutine), in order of first sight.
+  uint32_t goroutine_id(uint32_t pid, GoroutineKey g);
   GroupStats make_group(uint32_t function) const;
   // GroupBy::Thread: the tid with the thread's generation above it. A thread that takes
   // a new name (exec, prctl) or whose tid another process reuses starts a new
@@ -152,6 +169,7 @@ class Aggregator final : public EventSink {
   std::vector<bool> selected_;
   std::vector<int32_t> by_slot_;             // per function: index in values of --by, or -1
   std::vector<int32_t> by_return_slot_;      // per USDT pair: the closing half's slot of that name, or -1
+  std::vector<int32_t> goid_slot_;           // per function: the entry's $goid slot, or -1
   bool keyed_ = false;                       // groups need a lookup (not one per function)
 
   std::vector<GroupStats> groups_;
@@ -170,6 +188,8 @@ class Aggregator final : public EventSink {
   };
   std::vector<ThreadGeneration> thread_generations_;
   FlatIndex thread_generation_index_;        // tid -> thread_generations_
+  FlatIndex goroutine_index_;                // (pid, g) -> its number
+  uint32_t goroutines_ = 0;
 };
 
 }  // namespace uprof

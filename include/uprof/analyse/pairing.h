@@ -48,6 +48,16 @@
 // An exit probe returns the innermost open frame of its function with the same stack
 // pointer (at an exit the stack pointer is the entry's again: resolve/insn/exit_sites.h).
 //
+// Go functions pair by goroutine, not by thread: their samples carry the goroutine's g
+// (Event::goroutine), and each goroutine of a process keeps its own stack of open calls,
+// whichever threads its entries and exits ran on (Go moves goroutines between threads)
+// and wherever its stack was (Go copies a goroutine's stack to grow it, so the stack
+// pointer of an exit need not be its entry's). An exit closes the innermost open call of
+// its function on that goroutine; inner calls still open were left by a panic (Unwound).
+// Such a call's tid is its entry's thread. A goroutine's open calls end with its process
+// (ThreadExited when the process's main thread exits); a loss of any thread of the
+// process cuts them all, as the lost events may have been any goroutine's.
+//
 // Limits, for functions with return probes, from what the stream carries (time, no
 // stack pointer):
 //  - a longjmp from an inner f to a setjmp in an outer f of the same function,
@@ -98,7 +108,8 @@ struct Call {
   std::span<const uint64_t> return_values;
   uint32_t entry_missing = 0;               // Event::missing of each side
   uint32_t return_missing = 0;
-  uint32_t depth = 0;                       // open paired calls below it on this thread
+  uint32_t depth = 0;                       // open paired calls below it on this thread (goroutine)
+  uint64_t goroutine = 0;                   // a Go function's: its goroutine's g (0: not Go)
   // What the hits of every probe between its entry and its return on this thread
   // cost, by the Pairer's per-probe hit costs (0 without them): the probed calls
   // inside it, for --compensate.
@@ -112,6 +123,7 @@ struct Unmatched {
   uint32_t tid = 0;
   uint64_t time = 0;           // when that probe fired
   UnmatchedReason reason = UnmatchedReason::RecordingStopped;
+  uint64_t goroutine = 0;      // a Go function's: its goroutine's g (0: not Go)
   std::span<const uint64_t> values;  // that probe's values, valid during the sink call only
   uint32_t missing = 0;
 };
@@ -195,12 +207,14 @@ class Pairer {
     uint8_t nvalues = 0;
     bool trampoline = true;   // a return probe's: counts toward the kernel's nesting limit
     uint32_t missing = 0;
-    uint64_t sp = 0;          // the entry's stack pointer (0: not carried)
+    uint64_t sp = 0;          // the entry's stack pointer (0: not carried, or a goroutine's)
+    uint32_t tid = 0;         // the thread of the entry (a goroutine's calls move between threads)
     std::array<uint64_t, kMaxValues> values{};
   };
   struct Thread {
     uint32_t pid = 0;
     uint32_t tid = 0;
+    uint64_t g = 0;            // a goroutine's stack of Go calls (keyed by pid and g), not a thread's
     bool live = false;
     bool lost = false;         // a loss touched it: a return without entry is blamed on it
     uint64_t probe_ns = 0;     // the cost of every probe hit on this thread so far
@@ -221,6 +235,11 @@ class Pairer {
   // The thread's state, created on first sight; a tid seen under a new pid was reused
   // after an exit we did not see, so the old owner's frames are closed first.
   uint32_t thread(uint32_t pid, uint32_t tid, PairingSink& sink);
+  // The stack of goroutine `g` of process `pid`, created on first sight.
+  uint32_t goroutine(uint32_t pid, uint64_t g);
+  // Reports the open calls of every goroutine of `pid` with `reason` (Lost cuts them);
+  // `release`: the process is gone.
+  void close_goroutines(uint32_t pid, UnmatchedReason reason, bool release, PairingSink& sink);
   std::optional<uint32_t> find_thread(uint32_t tid) const;
   void release_thread(uint32_t index);
   // Reports every open frame of `t`, innermost first, with `reason` (Lost for a cut frame).

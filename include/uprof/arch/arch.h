@@ -92,9 +92,20 @@ struct ArchInfo {
     uint32_t jump_slot;   // slot = the symbol's address once bound (a PLT's GOT entry)
     uint32_t abs64;       // slot = the symbol's address + addend
   } relocs;
+  // Perf index of the register Go's ABIInternal keeps the running goroutine's `g` in,
+  // at every instruction of Go code past the stack-growth check: x86-64 r14, arm64
+  // x28. Pairing a Go function's entry with its exit goes by it (analyse/pairing.h).
+  uint8_t go_g_reg;
+  // Perf indices of the integer argument (and result) registers of Go's ABIInternal, in
+  // order: x86-64 rax rbx rcx rdi rsi r8 r9 r10 r11, arm64 x0-x15.
+  std::span<const uint8_t> go_int_arg_regs;
 };
 
 const ArchInfo& arch_info(Arch a);
+// The same architecture under Go's ABIInternal, for binding the values of a Go function:
+// `$argN` is its N-th integer argument register (go_int_arg_regs), and a 16-byte result's
+// second half is in the second of them (rbx, x1).
+const ArchInfo& go_abi_info(Arch a);
 // Every architecture uprof knows, in the order of the enum: for tests and tables that
 // run over both.
 std::span<const ArchInfo* const> all_arches();

@@ -38,6 +38,9 @@ struct ProbeCapture {
   // `tail_call`: an exit by a tail-call jump, whose return values are not known yet.
   bool frame = false;
   bool tail_call = false;
+  // The slot before the stack pointer's (the last without `frame`) is Go's g register,
+  // for Event::goroutine (ProbeInfo::goroutine).
+  bool goroutine = false;
   // A USDT probe's semaphore: its file offset, which the kernel increments in each
   // process mapping the file while the probe is attached (the uprobe PMU's
   // ref_ctr_offset, tracefs' "(0xSEM)"); 0 when it has none.
@@ -47,14 +50,17 @@ struct ProbeCapture {
 };
 
 // What an engine does with an event of `probe` once its slots are filled: the stack
-// pointer slot moves to Event::frame, and a tail-call exit's values are marked missing.
+// pointer slot moves to Event::frame, the g slot to Event::goroutine, and a tail-call
+// exit's values are marked missing.
 inline void finish_sample(const ProbeCapture& probe, Event& e) {
-  if (probe.frame && e.nvalues > 0) {
+  auto take_last = [&e](uint64_t& into) {
     e.nvalues--;
-    e.frame = (e.missing >> e.nvalues) & 1 ? 0 : e.values[e.nvalues];
+    into = (e.missing >> e.nvalues) & 1 ? 0 : e.values[e.nvalues];
     e.missing &= ~(1u << e.nvalues);
     e.values[e.nvalues] = 0;
-  }
+  };
+  if (probe.frame && e.nvalues > 0) take_last(e.frame);
+  if (probe.goroutine && e.nvalues > 0) take_last(e.goroutine);
   if (probe.tail_call) e.missing |= e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1;
 }
 

@@ -45,6 +45,10 @@ struct StructMember {
 // One captured 64-bit slot of an event. A value wider than 8 bytes (a struct
 // passed in rdi:rsi, or in memory) takes several consecutive slots: the first
 // carries the name and type, the rest have `continues` set.
+// The value a Go function's entry probe reads from its goroutine's g: the goroutine's
+// id (runtime.g's goid), which report --by-goroutine groups by.
+inline constexpr std::string_view kGoroutineIdValue = "$goid";
+
 struct ValueSpec {
   std::string name{};            // "%di", "$stack1", "$retval", or a DWARF parameter name
   ValueSource source = ValueSource::Register;
@@ -130,6 +134,9 @@ struct ProbeInfo {
   // left. Exit probes at a tail-call jump have no return value yet (`tail_call`).
   bool frame = false;
   bool tail_call = false;
+  // Each hit carries the running goroutine's g (Event::goroutine, format 1.8): the entry
+  // and exit probes of a Go function, which pair by goroutine (analyse/pairing.h).
+  bool goroutine = false;
   // A USDT probe (format 1.4): `function` is "PROVIDER:NAME". Two of them in one file
   // named as a pair (X__start and X__done, X__entry and X__return) make calls
   // (analyse/probe_functions.h); `pair_key` marks the value slots a return must match
@@ -202,6 +209,7 @@ struct Event {
   uint64_t lost_until = 0;      // Lost of every thread (tid 0): the gap's end
   std::string comm;             // Comm
   uint64_t frame = 0;           // Sample of a ProbeInfo::frame probe: the stack pointer (0: unknown)
+  uint64_t goroutine = 0;       // Sample of a ProbeInfo::goroutine probe: Go's g pointer (0: unknown)
   // Sample: the bytes of its String slots, from an engine to the store; each such
   // slot's value says where its bytes are (model/string_value.h). Read back, string
   // slots hold StringPool ids instead, and `text` is empty.

@@ -49,6 +49,12 @@ struct ProcessTraits {
 // rust_eh_personality); "" when `symbol` is none, or C's (__gcc_personality_v0).
 std::string personality_language(std::string_view symbol);
 
+// Why `elf` is a Go program or library ("./gw has a .go.buildinfo section", "./gw defines
+// runtime.buildVersion"); "" when it is not. Go's linker writes .go.buildinfo into every
+// program it links since Go 1.13 (a stripped one too); runtime.buildVersion is the
+// runtime's own variable, for files without the section.
+std::string go_file(const ElfFile& elf);
+
 // Pure: what one file's symbols say. `is_program`: a symbol it defines counts as used
 // (a static program links in only what it calls).
 ProcessTraits file_traits(const std::string& path, const std::vector<ElfSymbol>& symbols, bool is_program);

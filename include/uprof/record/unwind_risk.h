@@ -16,6 +16,12 @@
 //                  is not a return address: __restore_rt, __start_context) leaves this
 //                  way too, or by a jump to the address on its stack (an exit at the
 //                  entry's stack pointer means the top was a return address)
+//   GoCode         every function of a Go file (record/process_traits.h: go_file): Go's
+//                  runtime walks and copies goroutine stacks (growth, GC, tracebacks,
+//                  preemption) and dies on a return address it does not know ("unexpected
+//                  return pc for main.work"); the entry probe goes past the stack-growth
+//                  check (resolve/insn/go_prologue.h), and the samples of both probes
+//                  carry the goroutine's g, by which pairing goes (analyse/pairing.h)
 //   CxxCode        a function that calls out, in a file whose language unwinds: it
 //                  names a personality routine other than C's (__gxx_personality_v0,
 //                  Rust's rust_eh_personality; record/process_traits.h): a C++
@@ -32,10 +38,12 @@
 //
 // The first three get an entry probe only (counted, no latency); the others are measured
 // at their own exit instructions (resolve/insn/exit_sites.h), or, when those cannot all be
-// seen, get an entry probe only. --unsafe-returns gives the last three return probes.
+// seen, get an entry probe only. --unsafe-returns gives the last three return probes, never
+// a Go function's.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +56,15 @@
 
 namespace uprof {
 
-enum class ReturnHazard : uint8_t { EntryPoint, ReturnsTwice, NeverReturns, CxxCode, CInCxxProcess, StackSwitching };
+enum class ReturnHazard : uint8_t {
+  EntryPoint,
+  ReturnsTwice,
+  NeverReturns,
+  CxxCode,
+  CInCxxProcess,
+  StackSwitching,
+  GoCode,
+};
 
 // Why a function's return probe could change the program, and where its returns are
 // measured instead.
@@ -58,6 +74,9 @@ struct ReturnRisk {
   // (`exits_blocker`), when they cannot all be seen or the hazard allows none.
   std::vector<ExitSite> exits{};
   std::string exits_blocker{};
+  // GoCode: where `goid` is in the file's runtime.g (resolve/dwarf/go_runtime.h), for the
+  // entry probe's $goid; nullopt without DWARF.
+  std::optional<uint32_t> goid_offset{};
   // CxxCode and CInCxxProcess: the language that unwinds ("C++", "Rust"); "" reads as C++.
   std::string language{};
   // "C++", "Rust": `language`, C++ when not known.

@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=7  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=8  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -13,7 +13,8 @@
 //                   in files of earlier 1.1 builds); unknown keys are skipped
 //   kind 2 PROBES   v count, then per probe: v index, u8 kind (0 entry, 1 return,
 //                   2 exit (1.2); flags above: 0x80 frame, 0x40 tail call (1.2), 0x20 USDT
-//                   (1.4), 0x10 a site: a source line or an inlined copy (1.5)), string spec
+//                   (1.4), 0x10 a site: a source line or an inlined copy (1.5), 0x08 goroutine:
+//                   its samples end with Go's g (1.8)), string spec
 //                   (the -e text), path, build_id, function, symbol, v file_offset, v vaddr,
 //                   v offset_in_function, [a USDT probe: v pair_key (1.4)],
 //                   [1.6: u8 role, string row: what the probe does in which report row, as
@@ -34,7 +35,8 @@
 //   kind 3 EVENTS   v base_time, v count, then count events; each starts with u8 kind and
 //                   a z time delta from the previous event (the first: from base_time):
 //                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value,
-//                               then v stack pointer when the probe has the frame flag;
+//                               then v stack pointer when the probe has the frame flag,
+//                               then v g when it has the goroutine flag (1.8);
 //                               a string value (1.3) is v (length << 1 | cut) + its bytes
 //                     6 sample with values that could not be read (1.1): as 1, then v missing
 //                               (bit i: value i is not known; stored as 0) before the values
@@ -73,9 +75,10 @@ inline constexpr uint16_t kDataMajor = 1;
 // 1.1: typed values; 1.2: exit probes and the stack pointer of their samples; 1.3:
 // memory reads and strings; 1.4: USDT probes; 1.5: sites (source lines, inlined
 // copies); 1.6: each probe's role and report row (the spec was there from 1.0); 1.7:
-// losses of one thread, and the gap a loss spans (event kind 7). Older files read the
-// same; a newer minor may carry flags this build ignores.
-inline constexpr uint16_t kDataMinor = 7;
+// losses of one thread, and the gap a loss spans (event kind 7); 1.8: the goroutine of a
+// Go function's samples. Older files read the same; a newer minor may carry flags this
+// build ignores.
+inline constexpr uint16_t kDataMinor = 8;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -102,6 +105,7 @@ struct EventCodecState {
   uint64_t time = 0;
   std::vector<uint8_t> nvalues{};
   std::vector<bool> frame{};  // a sample of the probe ends with the stack pointer
+  std::vector<bool> goroutine{};  // ... and then Go's g (1.8)
   std::vector<uint32_t> strings{};  // per probe, bit i: value i is a string
   StringPool* pool = &recorded_strings();  // where a read sample's strings are interned
 };

@@ -76,6 +76,7 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   e.lost = 0;
   e.lost_until = 0;
   e.frame = 0;
+  e.goroutine = 0;
   if (!e.comm.empty()) e.comm.clear();
   if (!e.text.empty()) e.text.clear();
   e.pid = h->pid;

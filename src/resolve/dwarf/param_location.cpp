@@ -477,9 +477,21 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
   // Only the main range has a prologue: a `.cold` part lies elsewhere, often below the entry.
   const bool before_body = pc >= fn->low && pc < prologue_end(&die, *fn);
 
-  const std::vector<DwarfParam> vars =
+  // Go lists its results as parameters too (`~r0`, or the result's name), marked
+  // DW_AT_variable_parameter, with no location at the entry: they are no arguments. Nor
+  // does the C ABI say where Go's arguments are (Go's ABIInternal passes them in rax,
+  // rbx, rcx, ...): where Go's DWARF gives no location, the value is not placed.
+  const bool go = dwarf_srclang(&cu) == DW_LANG_Go;
+  out.go = go;
+  std::vector<DwarfParam> vars =
       options.in_scope ? scope_variables(dbg, fn->die_offset, pc, options.scope_die) : std::vector<DwarfParam>{};
-  const std::vector<DwarfParam>& params = options.in_scope ? vars : fn->params;
+  if (go && !options.in_scope)
+    for (const DwarfParam& p : fn->params) {
+      Dwarf_Die pd;
+      if (dwarf_offdie(dbg, p.die_offset, &pd) && !dwarf_flag_integrate(&pd, DW_AT_variable_parameter))
+        vars.push_back(p);
+    }
+  const std::vector<DwarfParam>& params = options.in_scope || go ? vars : fn->params;
   std::vector<AbiValue> abi_in;
   std::vector<DwarfPlace> places;
   for (auto& p : params) {
@@ -493,12 +505,14 @@ Result<FunctionParams> params_at(const DwarfIndex& index, Elf* elf_with_dwarf, A
     abi_in.push_back(std::move(v));
   }
   std::vector<ExprLocation> abi;
-  if (pc == entry && !out.clone && !options.in_scope) abi = abi_entry_locations(arch, has_ret ? &ret : nullptr, abi_in);
+  if (pc == entry && !out.clone && !options.in_scope && !go)
+    abi = abi_entry_locations(arch, has_ret ? &ret : nullptr, abi_in);
   for (std::size_t i = 0; i < params.size(); i++) {
     const DwarfParam& p = params[i];
     bool use_abi = options.at_entry != ParamsOptions::AtEntry::DwarfOnly && i < abi.size();
+    // Go's ABIInternal has no callee-saved registers: rbx at the entry is the argument.
     ExprLocation loc = choose(arch, places[i], use_abi ? &abi[i] : nullptr, options.at_entry, pc == entry, before_body,
-                              frame.saved_regs);
+                              go ? ~uint64_t{0} : frame.saved_regs);
     Dwarf_Die pd, td;
     uint64_t type_offset = dwarf_offdie(dbg, p.die_offset, &pd) && type_of(&pd, &td) ? dwarf_dieoffset(&td) : 0;
     out.params.push_back({.name = p.name, .type = std::move(abi_in[i].type), .available = loc.available,

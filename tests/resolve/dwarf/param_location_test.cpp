@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <ostream>
 
 #include "support/test_support.h"
@@ -379,6 +380,24 @@ TEST_P(ParamLocationTest, ErrorsNameTheFunction) {
   auto own = params_at(l.file.elf(), l.file.arch(), add.entry, add.entry);
   ASSERT_TRUE(own.ok()) << own.error().message;
   EXPECT_EQ(own->params[1].pieces, entry(l, "add").params[1].pieces);
+}
+
+// Go (tests/fixtures/go/gw.go, Go's own build): main.work(depth, seed int) at its entry
+// is where Go's DWARF puts it, in Go's ABIInternal registers (rax rbx; x0 x1), and its
+// result (`~r0`, which Go lists as a parameter with DW_AT_variable_parameter) is none.
+TEST_P(ParamLocationTest, GoArgumentsAreWhereGosDwarfSaysAndItsResultIsNone) {
+  const std::string path = test::fixture(GetParam(), "go_gw");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no Go toolchain when the tests were built (" << path
+                                                   << " missing): scripts/setup.sh installs golang-go";
+  auto l = load(path);
+  auto fp = entry(l, "main.work");
+  ASSERT_EQ(fp.params.size(), 2u);
+  EXPECT_EQ(fp.params[0].name, "depth");
+  EXPECT_EQ(fp.params[1].name, "seed");
+  for (std::size_t i = 0; i < 2; i++) {
+    ASSERT_TRUE(fp.params[i].available) << fp.params[i].reason;
+    EXPECT_EQ(fp.params[i].pieces, Pieces{reg(info().go_int_arg_regs[i], 8)});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothArches, ParamLocationTest, ::testing::Values("x86_64", "arm64"),

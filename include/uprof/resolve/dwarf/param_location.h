@@ -62,6 +62,9 @@ struct FunctionParams {
   // `f.isra.0`, `g.part.0`): its calling convention may differ from the
   // source, so only DWARF is trusted for it, never the ABI.
   bool clone = false;
+  // Go code (DW_LANG_Go): its DWARF gives no function a return type (results are listed as
+  // parameters), so an asked-for $retval stays the raw return register.
+  bool go = false;
 };
 
 struct ParamsOptions {
