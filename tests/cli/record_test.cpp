@@ -310,7 +310,7 @@ TEST(RecordOutput, ABadOutputPathIsRefusedFirst) {
 }
 
 // Starts `uprof record -e add -o OUT -- workload MODE PIDFILE` in the background
-// (quiet) and returns once the workload has written its pid file.
+// (quiet) and returns once the workload has written its pid file (or 60 s passed).
 pid_t start_background_record(const std::string& engine, const std::string& out, const std::string& mode,
                               const std::string& pidfile) {
   pid_t rec_pid = fork();
@@ -322,7 +322,8 @@ pid_t start_background_record(const std::string& engine, const std::string& out,
           fixture("x86_64", "workload").c_str(), mode.c_str(), pidfile.c_str(), (char*)nullptr);
     _exit(127);
   }
-  for (int i = 0; i < 300 && !std::filesystem::exists(pidfile); i++) usleep(10000);
+  // A sanitized uprof on a busy machine can take seconds to resolve, load and attach.
+  test::wait_for_file(pidfile, 60);
   return rec_pid;
 }
 
@@ -332,6 +333,7 @@ TEST_P(Record, SigintLeavesAReadableFile) {
   std::string out = dir.file("u.data");
   std::string pidfile = dir.file("pid");
   pid_t rec_pid = start_background_record(GetParam(), out, "loop", pidfile);
+  ASSERT_TRUE(std::filesystem::exists(pidfile)) << "the workload did not start within 60 s";
   usleep(300 * 1000);
   kill(rec_pid, SIGINT);  // sent to uprof alone: it passes it on to the workload
   int st = 0;
@@ -353,6 +355,7 @@ TEST_P(Record, SecondSigintStopsNowAndTheFileIsStillReadable) {
   std::string pidfile = dir.file("pid");
   // This workload ignores SIGINT: the first Ctrl-C cannot end it.
   pid_t rec_pid = start_background_record(GetParam(), out, "stubborn", pidfile);
+  ASSERT_TRUE(std::filesystem::exists(pidfile)) << "the workload did not start within 60 s";
   usleep(200 * 1000);
   kill(rec_pid, SIGINT);
   usleep(300 * 1000);
