@@ -45,6 +45,7 @@ Pairer::Pairer(const ProbeFunctions& functions, std::span<const uint64_t> hit_co
     usdt_.push_back(f.usdt);
     key_.push_back(f.key);
   }
+  offcpu_of_probe_ = functions.offcpu_of_probe;
   if (std::any_of(hit_cost_ns.begin(), hit_cost_ns.end(), [](uint64_t c) { return c != 0; }))
     hit_cost_of_probe_.assign(hit_cost_ns.begin(), hit_cost_ns.end());
 }
@@ -56,6 +57,7 @@ void Pairer::add(const Event& e, PairingSink& sink) {
     case EventKind::Comm: return sink.on_comm(e.pid, e.tid, e.comm);
     case EventKind::Exit: return on_exit(e, sink);
     case EventKind::Fork: return on_fork(e, sink);
+    case EventKind::Object: return sink.on_object(e.object, e.path, e.build_id);
   }
   ++counts_.bad_events;
 }
@@ -247,6 +249,9 @@ void Pairer::on_entry(Thread& t, const Sample& s, PairingSink& sink) {
   f.tid = e.tid;
   f.missing = e.missing;
   std::copy(s.values.begin(), s.values.end(), f.values.begin());
+  f.stack.assign(e.stack.begin(), e.stack.end());
+  f.has_offcpu = e.probe < offcpu_of_probe_.size() && offcpu_of_probe_[e.probe];
+  f.offcpu = e.offcpu;
 }
 
 std::size_t Pairer::returning_frame(const Thread& t, const Sample& s) const {
@@ -291,6 +296,12 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
   close_frames(t, depth + 1, UnmatchedReason::Unwound, sink);
   const Frame& f = t.stack[depth];
   ++counts_.calls;
+  // Off-CPU time: the thread's totals at the return minus those at the entry (a Go call
+  // that moved threads has no such difference: it is not given one).
+  const bool offcpu = f.has_offcpu && e.probe < offcpu_of_probe_.size() && offcpu_of_probe_[e.probe] && f.tid == e.tid;
+  OffCpuTimes off{};
+  if (offcpu)
+    for (std::size_t k = 0; k < kOffCpuKinds; k++) off[k] = e.offcpu[k] >= f.offcpu[k] ? e.offcpu[k] - f.offcpu[k] : 0;
   sink.on_call(Call{
       .function = s.function,
       .pid = t.pid,
@@ -305,6 +316,9 @@ void Pairer::on_return(Thread& t, const Sample& s, uint64_t probe_ns_before, Pai
       .depth = static_cast<uint32_t>(depth),
       .goroutine = t.g,
       .nested_probe_ns = probe_ns_before - f.probe_ns_mark,
+      .stack = f.stack.empty() ? std::span<const StackFrame>(e.stack) : std::span<const StackFrame>(f.stack),
+      .has_offcpu = offcpu,
+      .offcpu = off,
   });
   pop_frame(t);
 }

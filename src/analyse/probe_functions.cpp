@@ -27,8 +27,12 @@ class Grouping {
     out_.function_of_probe.assign(slots, kNoFunction);
     out_.role_of_probe.assign(slots, ProbeRole::Unknown);
     out_.first_slot_of_probe.assign(slots, 0);
+    out_.offcpu_of_probe.assign(slots, false);
     by_index_.assign(slots, nullptr);
-    for (const ProbeInfo& p : probes) by_index_[p.index] = &p;
+    for (const ProbeInfo& p : probes) {
+      by_index_[p.index] = &p;
+      out_.offcpu_of_probe[p.index] = p.offcpu;
+    }
     for (const ProbeInfo& p : probes)
       if (p.function.empty() && p.kind == ProbeKind::Return) raw_entries_.insert({p.path, p.vaddr});
   }

@@ -18,6 +18,11 @@ constexpr uint8_t kUsdtFlag = 0x20;  // 1.4: a USDT probe; its pair key follows 
 constexpr uint8_t kSiteFlag = 0x10;  // 1.5: a source line or an inlined copy (ProbeInfo::site)
 constexpr uint8_t kGoroutineFlag = 0x08;  // 1.8: its samples carry Go's g (ProbeInfo::goroutine)
 constexpr uint8_t kKindFlags = kFrameFlag | kTailCallFlag | kUsdtFlag | kSiteFlag | kGoroutineFlag;
+// 1.9: a byte of what each hit carries besides its values, after the probe's row.
+constexpr uint8_t kStackCapture = 0x01;   // its call stack (ProbeInfo::stack)
+constexpr uint8_t kOffCpuCapture = 0x02;  // its thread's off-CPU totals (ProbeInfo::offcpu)
+// The most frames a stored stack may have (perf's sysctl_perf_event_max_stack is 127).
+constexpr uint64_t kMaxStoredFrames = 1024;
 
 Error bad(const char* section, const ByteReader& r, const char* what) {
   return err(section, " at payload byte ", r.offset(), ": ", what);
@@ -245,6 +250,7 @@ std::string encode_probes(const std::vector<ProbeInfo>& probes) {
     if (p.usdt) put_varint(out, p.pair_key);
     out.push_back(static_cast<char>(p.role));  // 1.6
     put_string(out, p.row);
+    out.push_back(static_cast<char>((p.stack ? kStackCapture : 0) | (p.offcpu ? kOffCpuCapture : 0)));  // 1.9
     put_varint(out, p.values.size());
     for (const auto& v : p.values) {
       put_string(out, v.name);
@@ -289,6 +295,12 @@ Result<std::vector<ProbeInfo>> decode_probes(ByteReader& r, uint16_t minor) {
     if (p.usdt) key = get_varint(r);
     if (!fo || !va || !oif || !key) return bad("PROBES", r, "truncated probe");
     if (minor >= 6) UPROF_TRY(decode_row(r, p));
+    if (minor >= 9) {
+      auto capture = r.read<uint8_t>();
+      if (!capture) return bad("PROBES", r, "truncated probe");
+      p.stack = *capture & kStackCapture;
+      p.offcpu = *capture & kOffCpuCapture;
+    }
     auto nv = get_varint(r);
     if (!nv) return bad("PROBES", r, "truncated probe");
     if (*key > UINT32_MAX) return bad("PROBES", r, "bad pair key");
@@ -361,6 +373,8 @@ EventCodecState event_codec_state(const std::vector<ProbeInfo>& probes, uint64_t
     s.nvalues.push_back(static_cast<uint8_t>(p.values.size()));
     s.frame.push_back(p.frame);
     s.goroutine.push_back(p.goroutine);
+    s.stack.push_back(p.stack);
+    s.offcpu.push_back(p.offcpu);
     uint32_t strings = 0;
     for (std::size_t i = 0; i < p.values.size() && i < 32; i++)
       if (p.values[i].is_string()) strings |= uint32_t{1} << i;
@@ -401,6 +415,20 @@ void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
       }
       if (e.probe < state.frame.size() && state.frame[e.probe]) put_varint(out, e.frame);
       if (e.probe < state.goroutine.size() && state.goroutine[e.probe]) put_varint(out, e.goroutine);
+      if (e.probe < state.stack.size() && state.stack[e.probe]) {
+        // 1.9: v frames, then per frame v object, v offset.
+        const std::size_t nframes = std::min<std::size_t>(e.stack.size(), kMaxStoredFrames);
+        put_varint(out, nframes);
+        for (std::size_t i = 0; i < nframes; i++) {
+          put_varint(out, e.stack[i].object);
+          put_varint(out, e.stack[i].offset);
+        }
+      }
+      if (e.probe < state.offcpu.size() && state.offcpu[e.probe]) {
+        // 1.9: v kinds, then a total per kind (a later build's extra kinds are skipped).
+        put_varint(out, kOffCpuKinds);
+        for (uint64_t t : e.offcpu) put_varint(out, t);
+      }
       break;
     }
     case EventKind::Lost:
@@ -426,6 +454,11 @@ void encode_event(const Event& e, EventCodecState& state, ByteBuffer& out) {
       put_varint(out, e.tid);
       put_varint(out, e.values[0]);
       put_varint(out, e.values[1]);
+      break;
+    case EventKind::Object:
+      put_varint(out, e.object);
+      put_string(out, e.path);
+      put_string(out, e.build_id);
       break;
   }
 }
@@ -482,6 +515,26 @@ Status decode_sample(ByteReader& r, uint8_t kind, EventCodecState& state, Event&
     if (!g) return bad("EVENTS", r, "truncated sample goroutine");
     e.goroutine = *g;
   }
+  if (e.probe < state.stack.size() && state.stack[e.probe]) {
+    auto nframes = get_varint(r);
+    if (!nframes || *nframes > kMaxStoredFrames || *nframes * 2 > r.remaining())
+      return bad("EVENTS", r, "bad sample stack");
+    e.stack.resize(static_cast<std::size_t>(*nframes));
+    for (auto& f : e.stack) {
+      auto object = get_varint(r), offset = get_varint(r);
+      if (!object || !offset || *object > UINT32_MAX) return bad("EVENTS", r, "truncated sample stack");
+      f = {static_cast<uint32_t>(*object), *offset};
+    }
+  }
+  if (e.probe < state.offcpu.size() && state.offcpu[e.probe]) {
+    auto nkinds = get_varint(r);
+    if (!nkinds || *nkinds > r.remaining()) return bad("EVENTS", r, "bad sample off-CPU times");
+    for (uint64_t i = 0; i < *nkinds; i++) {
+      auto t = get_varint(r);
+      if (!t) return bad("EVENTS", r, "truncated sample off-CPU times");
+      if (i < kOffCpuKinds) e.offcpu[i] = *t;
+    }
+  }
   return ok();
 }
 
@@ -501,6 +554,8 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
   e.lost_until = 0;
   e.frame = 0;
   e.goroutine = 0;
+  e.stack.clear();
+  e.offcpu = {};
   e.comm.clear();
   e.text.clear();
   switch (*kind) {
@@ -550,6 +605,18 @@ Status decode_event(ByteReader& r, EventCodecState& state, Event& e) {
       e.values[0] = *ppid;
       e.values[1] = *ptid;
       e.nvalues = 2;
+      return ok();
+    }
+    case static_cast<uint8_t>(EventKind::Object): {
+      auto object = get_varint(r);
+      auto path = get_string(r, 64 << 10);
+      auto build_id = get_string(r, 256);
+      if (!object || !path || !build_id) return bad("EVENTS", r, "truncated object record");
+      if (*object == 0 || *object > UINT32_MAX) return bad("EVENTS", r, "bad object number");
+      e.kind = EventKind::Object;
+      e.object = static_cast<uint32_t>(*object);
+      e.path = std::move(*path);
+      e.build_id = std::move(*build_id);
       return ok();
     }
     default:

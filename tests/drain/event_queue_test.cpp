@@ -75,6 +75,58 @@ TEST(EventQueue, EveryFieldComesBackAsItWent) {
   EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// Format 1.9: a sample's stack and off-CPU totals, and an Object event, come back whole;
+// a sample after them keeps nothing of theirs.
+TEST(EventQueue, StacksOffCpuTimesAndObjectsComeBack) {
+  ChunkPool pool;
+  EventQueue q(pool);
+  Event o;
+  o.kind = EventKind::Object;
+  o.time = 1;
+  o.object = 4;
+  o.path = std::string(300, 'p');  // longer than a thread's name
+  o.build_id = "abcdef0123";
+  Event s;
+  s.kind = EventKind::Sample;
+  s.probe = 2;
+  s.time = 2;
+  s.nvalues = 1;
+  s.values[0] = 9;
+  s.stack = {{4, 0x1234}, {0, 0x7fff0000}, {4, 0x99}};
+  s.offcpu = {1, 2, 3, 4, 5, 6};
+  put_string_value(s, 0, "x", false);
+  Event plain;
+  plain.kind = EventKind::Sample;
+  plain.probe = 1;
+  plain.time = 3;
+  q.push(o);
+  q.push(s);
+  q.push(plain);
+  Event out;
+  q.pop(out);
+  EXPECT_EQ(out.kind, EventKind::Object);
+  EXPECT_EQ(out.object, 4u);
+  EXPECT_EQ(out.probe, 0u);
+  EXPECT_EQ(out.path, o.path);
+  EXPECT_EQ(out.build_id, "abcdef0123");
+  EXPECT_TRUE(out.comm.empty());
+  q.pop(out);
+  EXPECT_EQ(out.kind, EventKind::Sample);
+  EXPECT_EQ(out.probe, 2u);
+  EXPECT_EQ(out.object, 0u);
+  EXPECT_EQ(out.stack, s.stack);
+  EXPECT_EQ(out.offcpu, s.offcpu);
+  EXPECT_EQ(string_value(out, 0).bytes, "x");
+  EXPECT_TRUE(out.path.empty());
+  EXPECT_TRUE(out.build_id.empty());
+  q.pop(out);
+  EXPECT_EQ(out.probe, 1u);
+  EXPECT_TRUE(out.stack.empty());
+  EXPECT_EQ(out.offcpu, OffCpuTimes{});
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
 // A sample with two values takes 72 bytes, not the ~370 of an Event; the chunks go
 // back to the pool as they empty.
 TEST(EventQueue, HoldsEventsCompactlyAndGivesMemoryBack) {

@@ -177,6 +177,72 @@ TEST(EventCodec, TheGoroutineOfAGoFunctionsSamplesRoundTrips) {
   EXPECT_TRUE(r.at_end());
 }
 
+// Format 1.9: a -g probe's samples carry their callers as (object, offset) frames, an
+// --off-cpu probe's its thread's off-CPU totals; Object events name the frames' files.
+TEST(EventCodec, StacksOffCpuTimesAndObjectsRoundTrip) {
+  std::vector<ProbeInfo> table = probes();
+  table[0].stack = true;
+  table[0].offcpu = table[1].offcpu = true;
+  const std::string encoded = encode_probes(table);
+  ByteReader pr = reader_of(encoded);
+  auto back = decode_probes(pr);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE((*back)[0].stack);
+  EXPECT_FALSE((*back)[1].stack);
+  EXPECT_TRUE((*back)[0].offcpu);
+  EXPECT_TRUE((*back)[1].offcpu);
+
+  Event object;
+  object.kind = EventKind::Object;
+  object.time = 5;
+  object.object = 1;
+  object.path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  object.build_id = "0123abcd";
+  Event entry = sample(0, 10, {1, 2, 3});
+  entry.stack = {{1, 0x29d90}, {0, 0x7f0000001000}, {1, 0x29e40}};
+  entry.offcpu = {100, 200, 0, 300, 0, 7};
+  Event ret = sample(1, 20, {5});
+  ret.stack = {{1, 4}};  // not a -g probe: nothing stored
+  ret.offcpu = {150, 200, 0, 900, 0, 7};
+  EventCodecState enc = event_codec_state(*back, 0);
+  std::string bytes;
+  for (const Event* e : {&object, &entry, &ret}) encode_event(*e, enc, bytes);
+  ByteReader r = reader_of(bytes);
+  EventCodecState dec = event_codec_state(*back, 0);
+  Event got;
+  ASSERT_TRUE(decode_event(r, dec, got));
+  EXPECT_EQ(got.kind, EventKind::Object);
+  EXPECT_EQ(got.object, 1u);
+  EXPECT_EQ(got.path, object.path);
+  EXPECT_EQ(got.build_id, "0123abcd");
+  ASSERT_TRUE(decode_event(r, dec, got));
+  EXPECT_EQ(got.stack, entry.stack);
+  EXPECT_EQ(got.offcpu, entry.offcpu);
+  ASSERT_TRUE(decode_event(r, dec, got));  // the same Event, reused
+  EXPECT_TRUE(got.stack.empty());
+  EXPECT_EQ(got.offcpu, ret.offcpu);
+  EXPECT_TRUE(r.at_end());
+}
+
+TEST(EventCodec, ADamagedStackIsNamedNotBelieved) {
+  std::vector<ProbeInfo> table = probes();
+  table[0].stack = true;
+  Event entry = sample(0, 10, {1, 2, 3});
+  entry.stack = {{1, 0x1000}, {1, 0x2000}};
+  EventCodecState enc = event_codec_state(table, 0);
+  std::string bytes;
+  encode_event(entry, enc, bytes);
+  // Cut inside the frames: an error naming the byte, never a frame made up.
+  for (std::size_t cut = 1; cut < bytes.size(); cut++) {
+    ByteReader r = reader_of(bytes.substr(0, cut));
+    EventCodecState dec = event_codec_state(table, 0);
+    Event got;
+    auto st = decode_event(r, dec, got);
+    EXPECT_FALSE(st.ok()) << cut;
+    if (!st.ok()) EXPECT_NE(st.error().message.find("EVENTS at payload byte"), std::string::npos);
+  }
+}
+
 // Format 1.3: a string value (its memory reads with it) and a raw memory read go
 // through the PROBES section; a sample's string is stored as its bytes and read back
 // as an id of the pool, which gives the bytes (and whether they were cut) back.

@@ -114,6 +114,14 @@ struct Call {
   // cost, by the Pairer's per-probe hit costs (0 without them): the probed calls
   // inside it, for --compensate.
   uint64_t nested_probe_ns = 0;
+  // record -g: the call's callers, innermost first (Event::stack): its entry's, or, where
+  // only the return carried one (-g --stack-min), the return's. Valid during the sink
+  // call only; empty when neither side carried a stack.
+  std::span<const StackFrame> stack;
+  // record --off-cpu: the call's time off the CPU by kind (its return's totals minus its
+  // entry's); its on-CPU time is duration minus their sum. `has_offcpu` false: not recorded.
+  bool has_offcpu = false;
+  OffCpuTimes offcpu{};
 };
 
 struct Unmatched {
@@ -150,6 +158,8 @@ class PairingSink {
   virtual void on_fork(uint32_t /*pid*/, uint32_t /*tid*/, uint32_t /*parent_pid*/, uint32_t /*parent_tid*/) {}
   // After the thread's open calls were reported as ThreadExited.
   virtual void on_exit(uint32_t /*pid*/, uint32_t /*tid*/) {}
+  // A file that stack frames name (EventKind::Object, record -g).
+  virtual void on_object(uint32_t /*object*/, std::string_view /*path*/, std::string_view /*build_id*/) {}
 };
 
 struct PairingCounts {
@@ -210,6 +220,9 @@ class Pairer {
     uint64_t sp = 0;          // the entry's stack pointer (0: not carried, or a goroutine's)
     uint32_t tid = 0;         // the thread of the entry (a goroutine's calls move between threads)
     std::array<uint64_t, kMaxValues> values{};
+    std::vector<StackFrame> stack{};  // the entry's callers (record -g); empty otherwise
+    bool has_offcpu = false;          // the entry carried its thread's off-CPU totals
+    OffCpuTimes offcpu{};
   };
   struct Thread {
     uint32_t pid = 0;
@@ -273,6 +286,7 @@ class Pairer {
   std::vector<std::vector<std::pair<uint16_t, uint16_t>>> key_;  // by function: FunctionInfo::key
   std::vector<ProbeRole> role_of_probe_;
   std::vector<uint64_t> hit_cost_of_probe_;  // empty: hit costs are not counted
+  std::vector<bool> offcpu_of_probe_;    // ProbeFunctions::offcpu_of_probe
   bool gap_seen_ = false;                // a Lost of every thread came
   uint64_t gap_until_ = 0;               // the latest end of its gaps
   std::vector<Thread> threads_;

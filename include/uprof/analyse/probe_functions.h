@@ -111,6 +111,7 @@ struct ProbeFunctions {
   std::vector<uint32_t> function_of_probe;  // kNoFunction for an unknown index
   std::vector<ProbeRole> role_of_probe;
   std::vector<uint16_t> first_slot_of_probe;  // where the probe's values start in FunctionInfo::values
+  std::vector<bool> offcpu_of_probe;          // its samples carry off-CPU totals (ProbeInfo::offcpu)
 
   ProbeRole role(uint32_t probe) const {
     return probe < role_of_probe.size() ? role_of_probe[probe] : ProbeRole::Unknown;

@@ -153,6 +153,10 @@ struct ProbeInfo {
   // `spec` (above) is the -e text it came from.
   RowRole role = RowRole::Unrecorded;
   std::string row{};
+  // Format 1.9: each hit carries its call stack (record -g: Event::stack), or the thread's
+  // off-CPU totals (record --off-cpu: Event::offcpu).
+  bool stack = false;
+  bool offcpu = false;
 };
 
 struct RecordingMeta {
@@ -179,6 +183,27 @@ struct RecordingMeta {
   std::vector<uint64_t> probe_hit_costs_ns{};
 };
 
+// record -g: one frame of a call's user stack: `offset` bytes into the file of object
+// `object` (an Object event names it: path and build-id), or, for object 0 (code no file
+// backs: JIT code, an unknown mapping), the address itself.
+struct StackFrame {
+  uint32_t object = 0;
+  uint64_t offset = 0;
+  bool operator==(const StackFrame&) const = default;
+};
+
+// record --off-cpu: where a thread's time off the CPU went while it was inside a probed
+// call. Runnable: preempted or woken, waiting for a CPU. The others: blocked, by the
+// system call it blocked in (a table per architecture says which call is which kind);
+// Other: blocked outside a system call (a page fault that reads a file, a stop).
+enum class OffCpuKind : uint8_t { Runnable = 0, Lock = 1, Io = 2, Sleep = 3, Syscall = 4, Other = 5 };
+inline constexpr std::size_t kOffCpuKinds = 6;
+// Nanoseconds per OffCpuKind. In an event: the thread's running totals at the hit (a
+// call's share is its return's minus its entry's); in a call (analyse/pairing.h): its share.
+using OffCpuTimes = std::array<uint64_t, kOffCpuKinds>;
+// "runnable", "lock", "io", "sleep", "syscall", "other"
+std::string_view to_string(OffCpuKind kind);
+
 enum class EventKind : uint8_t {
   Sample = 1,   // a probe hit: probe, pid, tid, time, values
   // Events were dropped (a full ring): `lost` of them (0: unknown), and pairing must not
@@ -192,6 +217,9 @@ enum class EventKind : uint8_t {
   Comm = 3,     // a thread got a name (exec, prctl): pid, tid, comm
   Exit = 4,     // a thread exited: pid, tid
   Fork = 5,     // a thread or process was created: pid, tid, parent pid/tid in values[0..1]
+  // A file that StackFrames name (format 1.9): `object` (its number, from 1), `path`,
+  // `build_id`; written before the first frame that names it.
+  Object = 8,
 };
 
 inline constexpr std::size_t kMaxValues = 32;
@@ -214,6 +242,17 @@ struct Event {
   // slot's value says where its bytes are (model/string_value.h). Read back, string
   // slots hold StringPool ids instead, and `text` is empty.
   std::string text{};
+  // Sample of a ProbeInfo::stack probe (1.9): its callers, innermost first. Frame 0 is
+  // where the probed function returns to (the call in its caller), then that caller's
+  // caller, on to the first frame the unwinder reached (_start, clone, or where the
+  // stack it was given ended). Empty: the stack could not be unwound at all.
+  std::vector<StackFrame> stack{};
+  // Sample of a ProbeInfo::offcpu probe (1.9): the thread's off-CPU totals at the hit.
+  OffCpuTimes offcpu{};
+  // Object (1.9): a file StackFrames name.
+  uint32_t object = 0;
+  std::string path{};
+  std::string build_id{};
 };
 
 struct ProbeCount {

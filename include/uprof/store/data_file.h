@@ -2,7 +2,7 @@
 // varints ("v"), signed ones zigzag-encoded ("z"); strings are v length + bytes.
 //
 //   File     := Header Section*            META, PROBES, EVENTS..., TRAILER
-//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=8  u8 arch (1 x86_64, 2 arm64)
+//   Header   := magic "UPROFDAT"  u16 major=1  u16 minor=9  u8 arch (1 x86_64, 2 arm64)
 //               u8 clock (1 = CLOCK_MONOTONIC)  u16 reserved=0                  (16 bytes)
 //   Section  := u32 kind  u32 crc32(payload)  u64 payload_size  payload          (16 + n bytes)
 //
@@ -21,7 +21,8 @@
 //                   the recorder knew it: 0 not recorded, 1 function entry, 2 function return,
 //                   3 exit site, 4 inlined copy, 5 source line, 6 USDT start, 7 USDT done, 8 USDT
 //                   probe of no pair, 9 an instruction (add+0x10, a raw offset): model/recording.h
-//                   RowRole], v nvalues, nvalues x (string name, u8 source,
+//                   RowRole], [1.9: u8 capture: 1 each hit carries its call stack, 2 its
+//                   thread's off-CPU totals], v nvalues, nvalues x (string name, u8 source,
 //                   v reg, z stack_offset, u8 size, u8 flags: 1 signed, 2 hex, 4 typed,
 //                   8 memory (1.3));
 //                   source 1 register, 2 stack, 3 return value, 4 constant, 5 unavailable,
@@ -37,6 +38,9 @@
 //                     1 sample  z dt, v probe, v tid, z (pid - tid), probe.nvalues x z value,
 //                               then v stack pointer when the probe has the frame flag,
 //                               then v g when it has the goroutine flag (1.8);
+//                               then, by its capture byte (1.9): v nframes, nframes x
+//                               (v object, v offset) (model/recording.h StackFrame), and
+//                               v nkinds, nkinds x v ns (OffCpuKind order)
 //                               a string value (1.3) is v (length << 1 | cut) + its bytes
 //                     6 sample with values that could not be read (1.1): as 1, then v missing
 //                               (bit i: value i is not known; stored as 0) before the values
@@ -46,6 +50,7 @@
 //                     3 comm    z dt, v pid, v tid, string comm
 //                     4 exit    z dt, v pid, v tid
 //                     5 fork    z dt, v pid, v tid, v ppid, v ptid
+//                     8 object  z dt, v object (from 1), string path, string build_id (1.9)
 //                   a block holds at most 16 MiB; the writer cuts blocks at 64 KiB
 //   kind 4 TRAILER  v end_monotonic_ns, v events, v lost, z exit_status, v nprobes,
 //                   nprobes x (v recorded, v kernel)
@@ -76,9 +81,10 @@ inline constexpr uint16_t kDataMajor = 1;
 // memory reads and strings; 1.4: USDT probes; 1.5: sites (source lines, inlined
 // copies); 1.6: each probe's role and report row (the spec was there from 1.0); 1.7:
 // losses of one thread, and the gap a loss spans (event kind 7); 1.8: the goroutine of a
-// Go function's samples. Older files read the same; a newer minor may carry flags this
+// Go function's samples; 1.9: call stacks (record -g), the objects their frames name, and
+// off-CPU times (record --off-cpu). Older files read the same; a newer minor may carry flags this
 // build ignores.
-inline constexpr uint16_t kDataMinor = 8;
+inline constexpr uint16_t kDataMinor = 9;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kSectionHeaderSize = 16;
 inline constexpr std::size_t kMaxSectionPayload = 16u << 20;
@@ -106,6 +112,8 @@ struct EventCodecState {
   std::vector<uint8_t> nvalues{};
   std::vector<bool> frame{};  // a sample of the probe ends with the stack pointer
   std::vector<bool> goroutine{};  // ... and then Go's g (1.8)
+  std::vector<bool> stack{};      // ... and then its call stack (1.9)
+  std::vector<bool> offcpu{};     // ... and then its thread's off-CPU totals (1.9)
   std::vector<uint32_t> strings{};  // per probe, bit i: value i is a string
   StringPool* pool = &recorded_strings();  // where a read sample's strings are interned
 };
