@@ -239,7 +239,9 @@ TEST(EventCodec, ADamagedStackIsNamedNotBelieved) {
     Event got;
     auto st = decode_event(r, dec, got);
     EXPECT_FALSE(st.ok()) << cut;
-    if (!st.ok()) EXPECT_NE(st.error().message.find("EVENTS at payload byte"), std::string::npos);
+    if (!st.ok()) {
+      EXPECT_NE(st.error().message.find("EVENTS at payload byte"), std::string::npos);
+    }
   }
 }
 
