@@ -23,6 +23,7 @@
 #include "uprof/drain/bpf_ring_reader.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/drain/unwind/stack_unwinder.h"
 #include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/bpf/bpf_capture_table.h"
 #include "uprof/engine/bpf/bpf_records.h"
@@ -183,7 +184,11 @@ class BpfEngine final : public CaptureEngine {
         if (!rec) break;
         UPROF_TRY(converter_.convert_into(*rec, ev));
         if (ev.lost_before) order.push(ev.cpu, *ev.lost_before);
-        order.push(ev.cpu, ev.event);
+        if (!ev.none) {
+          if (ev.stack) push_unwound(order, ev);
+          else if (ev.event.kind == EventKind::Exit && ev.event.pid == ev.event.tid) unwinder_.forget(ev.event.pid);
+          order.push(ev.cpu, ev.event);
+        }
         n++;
         if (ring.unreleased() >= release_step) {
           ring.release();
@@ -256,6 +261,14 @@ class BpfEngine final : public CaptureEngine {
   static constexpr int kPollMs = 100;
   static constexpr uint64_t kPassSliceNs = 100'000'000;
 
+  // record -g: the hit's stack unwound into its frames, after the Object events of the
+  // files they name first (drain/unwind/stack_unwinder.h).
+  void push_unwound(EventOrderer& order, BpfEvent& ev) {
+    objects_.clear();
+    unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe].kind == ProbeKind::Return, ev.event, objects_);
+    for (const Event& o : objects_) order.push(ev.cpu, o);
+  }
+
   void set_running(bool on) {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
   }
@@ -282,6 +295,8 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> task_links_;
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
+  StackUnwinder unwinder_{plan_.call_graph.method};
+  std::vector<Event> objects_;         // record -g: the Object events of one stack
   std::vector<bool> plan_texts_;       // per probe: it reads strings (the uprof_hit_text program)
   std::vector<bool> plan_sleepables_;  // per probe: it reads memory behind an address (the _s twin)
   std::string attach_path_;
@@ -318,6 +333,12 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   const std::size_t ring =
       pow2_at_least((target.ring_pages ? target.ring_pages : kBpfDefaultRingPages) * static_cast<std::size_t>(page));
   skel->rodata->wakeup_bytes = ring / 4;
+  if (plan.call_graph.on) {  // record -g (uprof_capture.bpf.c, emit_stack)
+    skel->rodata->stack_bytes = plan.call_graph.stack_bytes;
+    skel->rodata->regs_bytes = pt_regs_bytes(plan.arch);
+    skel->rodata->sp_offset = pt_regs_offset(plan.arch, arch_info(plan.arch).sp_reg).value_or(0);
+    skel->rodata->stack_min_ns = plan.call_graph.stack_min_ns;
+  }
   const uint32_t entries = static_cast<uint32_t>(std::max<std::size_t>(1, table.size()));
   if (bpf_map__set_max_entries(skel->maps.events, static_cast<uint32_t>(ring)) ||
       bpf_map__set_max_entries(skel->maps.probes, entries) || bpf_map__set_max_entries(skel->maps.counts, entries))
