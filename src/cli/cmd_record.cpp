@@ -219,7 +219,7 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
     auto call_graph = parse_call_graph(vm["call-graph"].as<std::string>());
     if (!call_graph) return usage_error("record", call_graph.error().message);
     req.call_graph = *call_graph;
-  } else if (vm.count("g")) {
+  } else if (vm.count("-g")) {  // a short-only option's key
     req.call_graph = CallGraphPlan{.on = true};
   }
   if (vm.count("stack-min")) {

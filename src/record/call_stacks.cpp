@@ -32,13 +32,14 @@ std::vector<std::string> plan_call_stacks(std::vector<ProbeInfo>& probes, Captur
   capture.call_graph = call_graph;
   // Per report row: whether it has a probe where its calls start, and one where they end.
   struct Ends {
-    bool start = false, end = false;
+    bool start = false, end = false, trampoline = false;
   };
   std::map<std::string, Ends> rows;
   for (const ProbeInfo& p : probes) {
     Ends& e = rows[p.row.empty() ? p.function : p.row];
     e.start |= starts_call(p.role);
     e.end |= ends_call(p.role);
+    e.trampoline |= p.kind == ProbeKind::Return;
   }
   std::vector<std::string> untimed;  // --stack-min: rows whose calls cannot be timed in the kernel
   for (std::size_t i = 0; i < probes.size() && i < capture.probes.size(); i++) {
@@ -55,6 +56,7 @@ std::vector<std::string> plan_call_stacks(std::vector<ProbeInfo>& probes, Captur
       if (untimed.empty() || untimed.back() != name) untimed.push_back(name);
     }
     capture.probes[i].stack = how;
+    capture.probes[i].return_probed = p.kind == ProbeKind::Entry && starts_call(p.role) && e.trampoline;
     if (how == StackCapture::Always || how == StackCapture::IfLong) {
       ProbeReads& reads = capture.probes[i].reads;
       reads.regs_mask |= unwind_regs_mask(arch_info(capture.arch));

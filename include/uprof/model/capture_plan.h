@@ -80,6 +80,10 @@ struct ProbeCapture {
   // unwinding is dropped: Event::stack starts at its caller); a return probe's starts at
   // the return address itself.
   ProbeKind kind = ProbeKind::Entry;
+  // record -g: an entry of a function whose return is probed: once the hit is done, the
+  // kernel puts its return trampoline where the return address was, and the stacks of
+  // the calls it makes find the trampoline there (drain/unwind/stack_unwinder.h).
+  bool return_probed = false;
 };
 
 // What an engine does with an event of `probe` once its slots are filled: the stack

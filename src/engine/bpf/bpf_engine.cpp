@@ -166,6 +166,12 @@ class BpfEngine final : public CaptureEngine {
     // Space goes back to the kernel in steps of an eighth of the ring (bpf_ring_reader.h).
     const uint64_t release_step = std::max<uint64_t>(ring.size() / 8, 4096);
     BpfEvent ev;
+    // record -g: the Object events of the files frames name go just before the first
+    // event written that names each (drain/unwind/stack_unwinder.h).
+    const EventOrderer::Sink write = [&](const Event& e) -> Status {
+      if (!e.stack.empty()) UPROF_TRY(unwinder_.announce(e, sink.write));
+      return sink.write(e);
+    };
     // One pass: the records the ring held when it began, fewer when the events held
     // reach the budget (drain/event_order.h) or the pass has taken 100 ms; then what
     // can no longer be overtaken goes to the file. Returns the records read.
@@ -185,8 +191,8 @@ class BpfEngine final : public CaptureEngine {
         UPROF_TRY(converter_.convert_into(*rec, ev));
         if (ev.lost_before) order.push(ev.cpu, *ev.lost_before);
         if (!ev.none) {
-          if (ev.stack) push_unwound(order, ev);
-          else if (ev.event.kind == EventKind::Exit && ev.event.pid == ev.event.tid) unwinder_.forget(ev.event.pid);
+          if (ev.stack) unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe], ev.event);  // record -g
+          else if (ev.event.kind == EventKind::Exit) exited(ev.event);
           order.push(ev.cpu, ev.event);
         }
         n++;
@@ -202,7 +208,7 @@ class BpfEngine final : public CaptureEngine {
       }
       ring.release();
       if (cut) order.pass_cut();
-      UPROF_TRY(order.pass_ended(sink.write));
+      UPROF_TRY(order.pass_ended(write));
       UPROF_TRY(sink.flush());
       return n;
     };
@@ -230,7 +236,7 @@ class BpfEngine final : public CaptureEngine {
       if (n == 0 && ring.pending() == 0) break;
     }
     push_unmarked_losses(order);
-    UPROF_TRY(order.flush_all(sink.write));
+    UPROF_TRY(order.flush_all(write));
 
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
@@ -261,12 +267,10 @@ class BpfEngine final : public CaptureEngine {
   static constexpr int kPollMs = 100;
   static constexpr uint64_t kPassSliceNs = 100'000'000;
 
-  // record -g: the hit's stack unwound into its frames, after the Object events of the
-  // files they name first (drain/unwind/stack_unwinder.h).
-  void push_unwound(EventOrderer& order, BpfEvent& ev) {
-    objects_.clear();
-    unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe].kind == ProbeKind::Return, ev.event, objects_);
-    for (const Event& o : objects_) order.push(ev.cpu, o);
+
+  void exited(const Event& e) {
+    unwinder_.thread_exited(e.tid);
+    if (e.pid == e.tid) unwinder_.forget(e.pid);
   }
 
   void set_running(bool on) {
@@ -296,7 +300,6 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
   StackUnwinder unwinder_{plan_.call_graph.method};
-  std::vector<Event> objects_;         // record -g: the Object events of one stack
   std::vector<bool> plan_texts_;       // per probe: it reads strings (the uprof_hit_text program)
   std::vector<bool> plan_sleepables_;  // per probe: it reads memory behind an address (the _s twin)
   std::string attach_path_;

@@ -45,25 +45,25 @@ class PerfEngine final : public CaptureEngine {
     for (const RingBuffer& ring : events_.rings()) ring_bytes.push_back(ring.data_size());
     RingLossWatch watch(std::move(ring_bytes));
     // --stack-min: the short calls' stacks are dropped here, in time order
-    // (drain/unwind/stack_min_filter.h): the kernel copied every one.
+    // (drain/unwind/stack_min_filter.h): the kernel copied every one. The Object events
+    // of the files frames name go just before the first event written that names each.
     StackMinFilter stack_min(plan_);
     Event shortened;
     const EventOrderer::Sink write = [&](const Event& e) -> Status {
-      if (plan_.call_graph.stack_min_ns == 0 || !stack_min.drop_stack(e)) return sink.write(e);
-      shortened = e;
-      shortened.stack.clear();
-      return sink.write(shortened);
+      if (plan_.call_graph.stack_min_ns != 0 && stack_min.drop_stack(e)) {
+        shortened = e;
+        shortened.stack.clear();
+        return sink.write(shortened);
+      }
+      if (!e.stack.empty()) UPROF_TRY(unwinder_.announce(e, sink.write));
+      return sink.write(e);
     };
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
       UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec, ring));
       const std::optional<uint64_t> time = e ? std::optional<uint64_t>(e->time) : std::nullopt;
       // A LOST whose drops a settled Lost event already said adds nothing.
       if (e && e->kind == EventKind::Lost) e->lost = watch.on_lost_record(ring, e->lost);
-      if (e && converter_.stack()) {  // record -g: its Object events first
-        objects_.clear();
-        unwinder_.unwind(*converter_.stack(), plan_.probes[e->probe].kind == ProbeKind::Return, *e, objects_);
-        for (const Event& o : objects_) order.push(ring, o);
-      }
+      if (e && converter_.stack()) unwinder_.unwind(*converter_.stack(), plan_.probes[e->probe], *e);  // record -g
       if (e && (e->kind != EventKind::Lost || e->lost)) order.push(ring, *e);
       watch.on_record(ring, rec.size(), time);
       return ok();
@@ -120,7 +120,6 @@ class PerfEngine final : public CaptureEngine {
   ProbeBackend backend_;
   std::size_t drain_budget_ = kDefaultDrainBudget;
   StackUnwinder unwinder_{plan_.call_graph.method};  // record -g
-  std::vector<Event> objects_;                       // the Object events of one stack
 };
 
 }  // namespace
