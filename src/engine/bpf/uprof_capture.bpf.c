@@ -339,6 +339,16 @@ struct {
   __type(value, struct call_starts);
 } call_starts SEC(".maps");
 
+/* Processes that wrote a stack: the first one of each wakes the reader at once, which
+ * reads the process's mappings while it still runs (a process that exits before they
+ * are read has stacks of their pc alone). LRU: an evicted one only wakes it again. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, __u8);
+} stacked SEC(".maps");
+
 static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data) {
   *(__u64 *)data = vma->vm_end;
   return 0;
@@ -379,7 +389,13 @@ static __always_inline void emit_stack(void *ctx, __u32 probe, __u32 tgid, __u32
     want = (want / 2) & ~7ull;
   }
   r->h.missing = copied;
-  bpf_ringbuf_submit(r, submit_flags());
+  __u64 flags = submit_flags();
+  if (!bpf_map_lookup_elem(&stacked, &tgid)) {
+    __u8 one = 1;
+    bpf_map_update_elem(&stacked, &tgid, &one, BPF_ANY);
+    flags = BPF_RB_FORCE_WAKEUP;
+  }
+  bpf_ringbuf_submit(r, flags);
 }
 
 /* A hit's part in the call stack: a STACK record, an entry time noted, or, at a return,
