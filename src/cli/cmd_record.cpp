@@ -254,6 +254,10 @@ int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind e
   if (rep.missing_values)
     std::cerr << "uprof: " << rep.missing_values
               << " captured values could not be read at their probe (the reports show <unreadable> or <unavailable>)\n";
+  if (rep.unwinding.empty)
+    std::cerr << "uprof: " << rep.unwinding.empty << " of " << rep.unwinding.stacks
+              << " call stacks have no frame: their process exited before uprof read its mappings "
+                 "(/proc/PID/maps), which a process that runs for less than about a millisecond can\n";
   if (rep.late) std::cerr << "uprof: " << rep.late << " events arrived out of time order\n";
   if (rep.task_dropped)
     std::cerr << "uprof: " << rep.task_dropped << " fork, exit or thread-name records were dropped (ring full): "

@@ -5,8 +5,11 @@
 // fixture unwinds through libc; --stack-min keeps only the long calls' stacks.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "support/test_support.h"
 #include "uprof/resolve/image.h"
@@ -184,6 +187,63 @@ TEST_P(CallStacks, StackMinKeepsTheStacksOfLongCallsOnly) {
       EXPECT_EQ(callers["spinner"], 10);
       EXPECT_EQ(callers["sleeper"], 10);
     }
+  }
+}
+
+// perf record --call-graph dwarf on the same run (uprof follows perf and its child): for
+// each call of work, perf's callchain below work is uprof's stack, frame for frame (perf
+// shows a return address minus one, the call instruction's last byte; uprof the address).
+TEST_P(CallStacks, EachStackIsPerfCallGraphDwarfsOnTheSameRun) {
+  UPROF_REQUIRE_UPROBES();
+  if (test::run_shell("command -v perf").exit_code != 0) GTEST_SKIP() << "perf is not installed";
+  test::TempDir dir;
+  // A copy of its own: perf probe's tracefs probe goes on this inode only.
+  const std::string program = dir.file("ws");
+  ASSERT_EQ(test::run({"cp", fixture("x86_64", "why_slow"), program}).exit_code, 0);
+  const std::string group = "uprof_stacks_" + std::to_string(::getpid());
+  struct Remove {
+    std::string group;
+    ~Remove() { test::run({"perf", "probe", "-q", "-d", group + ":*"}); }
+  } remove{group};
+  auto added = test::run({"perf", "probe", "-q", "-x", program, group + ":work" + std::to_string(::getpid()) + "=work"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  auto args = record_args(GetParam(), dir.file("u.data"));
+  for (const std::string& a : {std::string("-g"), std::string("--no-args"), std::string("-e"), program + ":work",
+                               std::string("--"), std::string("perf"), std::string("record"), std::string("-q"),
+                               std::string("-e"), group + ":work" + std::to_string(::getpid()),
+                               std::string("--call-graph"), std::string("dwarf"), std::string("-o"), dir.file("p.data"),
+                               std::string("--"), program, std::string("10"), std::string("100")})
+    args.push_back(a);
+  auto r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto script = test::run({"perf", "script", "-i", dir.file("p.data"), "-F", "ip", "--no-inline"});
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  // perf script: a blank line between samples, one hex address per frame, work's first.
+  std::vector<std::vector<uint64_t>> perf_stacks(1);
+  std::istringstream lines(script.out);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find_first_not_of(" \t");
+    if (at == std::string::npos) {
+      if (!perf_stacks.back().empty()) perf_stacks.emplace_back();
+      continue;
+    }
+    perf_stacks.back().push_back(std::stoull(line.substr(at), nullptr, 16));
+  }
+  if (perf_stacks.back().empty()) perf_stacks.pop_back();
+  Stacks s = read_stacks(dir.file("u.data"));
+  std::vector<std::vector<uint64_t>> uprof_stacks;
+  for (const auto& [e, names] : s.samples) {
+    if (s.probes[e.probe].kind != ProbeKind::Entry || e.pid != e.tid || s.objects.empty()) continue;
+    std::vector<uint64_t> offsets;
+    for (const StackFrame& f : e.stack) offsets.push_back(f.offset);
+    uprof_stacks.push_back(std::move(offsets));
+  }
+  ASSERT_EQ(perf_stacks.size(), 20u) << script.out;
+  ASSERT_EQ(uprof_stacks.size(), 20u);
+  for (std::size_t i = 0; i < 20; i++) {
+    SCOPED_TRACE(i);
+    ASSERT_EQ(perf_stacks[i].size(), uprof_stacks[i].size() + 1);  // perf's first frame is work itself
+    for (std::size_t k = 0; k < uprof_stacks[i].size(); k++) EXPECT_EQ(perf_stacks[i][k + 1] + 1, uprof_stacks[i][k]);
   }
 }
 

@@ -290,7 +290,6 @@ void StackUnwinder::unwind(const UserStack& stack, const ProbeCapture& probe, Ev
     counts_.empty++;
     return;
   }
-  if (!whole) counts_.truncated++;
   for (std::size_t i = from_return ? 0 : 1; i < walk.pcs.size(); i++) {
     const uint64_t pc = walk.pcs[i];
     // A return address may be the first byte after its mapping (a call that ends it).
@@ -318,6 +317,8 @@ void StackUnwinder::unwind(const UserStack& stack, const ProbeCapture& probe, Ev
     }
     e.stack.push_back(f);
   }
+  if (e.stack.empty()) counts_.empty++;
+  else if (!whole) counts_.truncated++;
 }
 
 }  // namespace uprof

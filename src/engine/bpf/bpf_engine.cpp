@@ -241,6 +241,7 @@ class BpfEngine final : public CaptureEngine {
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
     r.late = order.late();
+    r.unwinding = unwinder_.counts();
     r.per_probe.resize(plan_.probes.size());
     const int ncpu = libbpf_num_possible_cpus();
     if (ncpu <= 0) return err(libbpf_error("bpf engine: counting CPUs", ncpu));

@@ -92,6 +92,7 @@ class PerfEngine final : public CaptureEngine {
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
     r.late = order.late();
+    r.unwinding = unwinder_.counts();
     r.per_probe.resize(plan_.probes.size());
     for (std::size_t i = 0; i < r.per_probe.size(); i++) {
       r.per_probe[i].recorded = converter_.recorded()[i];
