@@ -190,6 +190,50 @@ TEST_P(CallStacks, StackMinKeepsTheStacksOfLongCallsOnly) {
   }
 }
 
+// A stripped copy (no symbols, no DWARF; .eh_frame stays, as in Debian's packages)
+// unwinds to the same frames as the binary it was stripped from.
+TEST_P(CallStacks, AStrippedCopyUnwindsTheSame) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string stripped = dir.file("why_slow_stripped");
+  ASSERT_EQ(test::run({"objcopy", "--strip-all", fixture("x86_64", "why_slow"), stripped}).exit_code, 0);
+  std::vector<std::vector<StackFrame>> runs[2];
+  for (int i = 0; i < 2; i++) {
+    const std::string program = i == 0 ? fixture("x86_64", "why_slow") : stripped;
+    auto args = record_args(GetParam(), dir.file("x.data"));
+    for (const char* a : {"-g", "--no-args", "-e", "work", "--", program.c_str(), "5", "100"}) args.push_back(a);
+    auto r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Stacks s = read_stacks(dir.file("x.data"));
+    for (const auto& [e, names] : s.samples)
+      if (s.probes[e.probe].kind == ProbeKind::Entry) runs[i].push_back(e.stack);
+  }
+  ASSERT_EQ(runs[0].size(), 10u);
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_GE(runs[1][0].size(), 3u);
+}
+
+// --call-graph fp: a build with frame pointers gives the same callers by its chain.
+TEST_P(CallStacks, FramePointersGiveTheSameCallersInABuildThatKeepsThem) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string program = fixture("x86_64", "why_slow_fp");
+  auto args = record_args(GetParam(), dir.file("f.data"));
+  for (const char* a : {"--call-graph", "fp", "-e", "work", "--", program.c_str(), "10", "100"}) args.push_back(a);
+  auto r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Stacks s = read_stacks(dir.file("f.data"));
+  std::map<std::string, int> callers;
+  for (const auto& [e, names] : s.samples) {
+    if (s.probes[e.probe].kind != ProbeKind::Entry) continue;
+    ASSERT_GE(names.size(), 2u) << joined(names);
+    callers[names[0]]++;
+    EXPECT_EQ(names[1], "main") << joined(names);
+  }
+  EXPECT_EQ(callers["spinner"], 10);
+  EXPECT_EQ(callers["sleeper"], 10);
+}
+
 // perf record --call-graph dwarf on the same run (uprof follows perf and its child): for
 // each call of work, perf's callchain below work is uprof's stack, frame for frame (perf
 // shows a return address minus one, the call instruction's last byte; uprof the address).
