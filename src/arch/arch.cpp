@@ -188,4 +188,11 @@ std::optional<uint16_t> pt_regs_offset(Arch a, unsigned idx) {
   return static_cast<uint16_t>(kX86PtRegsWord[idx] * 8);
 }
 
+uint8_t frame_pointer_reg(Arch a) { return a == Arch::Arm64 ? 29 : 6; }
+
+uint16_t pt_regs_bytes(Arch a) {
+  if (a == Arch::Arm64) return 34 * 8;                // regs[31], sp, pc, pstate
+  return static_cast<uint16_t>(21 * 8);                // r15 ... ss
+}
+
 }  // namespace uprof

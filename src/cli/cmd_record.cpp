@@ -11,12 +11,14 @@
 #include <variant>
 
 #include "command.h"
+#include "uprof/analyse/duration_format.h"
 #include "uprof/attach/privilege.h"
 #include "uprof/calibrate/record_costs.h"
 #include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/engine_table.h"
 #include "uprof/present/download_progress.h"
 #include "uprof/present/interval_text.h"
+#include "uprof/record/call_stacks.h"
 #include "uprof/record/engine_resolution.h"
 #include "uprof/record/private_libraries.h"
 #include "uprof/record/probe_table.h"
@@ -59,7 +61,8 @@ void install_handlers() {
 std::pair<std::vector<std::string>, std::vector<std::string>> split_command(int argc, char** argv) {
   static const std::set<std::string> takes_value{"-e", "--event", "-o", "--output", "-p", "--pid", "--duration",
                                                  "-m", "--mmap-pages", "--debug-dir", "--backend", "--engine", "--attach", "--private-libs",
-                                                 "--string-size", "--pair-by", "--interval", "--buffer-size"};
+                                                 "--string-size", "--pair-by", "--interval", "--buffer-size",
+                                                 "--call-graph", "--stack-min"};
   std::vector<std::string> own{argv[0]}, cmd;
   int i = 1;
   for (; i < argc; i++) {
@@ -107,6 +110,15 @@ po::options_description record_options() {
       "the most memory uprof holds between the ring buffer and the data file (B, K, M or G, like -m in perf), "
       "at least 1M: when the file cannot keep up, the ring fills and the kernel drops new events and counts "
       "them (\"N lost\"); uprof never queues more")(
+      "call-graph", po::value<std::string>(),
+      "record each call's user call stack: dwarf[,SIZE] (the registers and SIZE bytes of the user stack, default "
+      "8192, copied at the hit and unwound with the files' call frame information, as perf's --call-graph dwarf: "
+      "right without frame pointers and through libraries) or fp (the same copy, unwound by frame pointers)")(
+      ",g", "the same as --call-graph dwarf")(
+      "stack-min", po::value<std::string>(),
+      "with -g: keep the stack only of calls that took at least this long (250us, 2ms): decided at the return, in "
+      "the kernel with the BPF engine, where the stack is taken (its caller chain is the entry's); the perf engine "
+      "copies every stack and drops the short calls' in uprof")(
       "string-size", po::value<unsigned>()->default_value(64),
       "the most bytes a string value keeps, 1 to 1024 (a longer string is cut, and shown cut)")(
       "pair-by", po::value<std::string>(),
@@ -203,6 +215,21 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
   const unsigned string_size = vm["string-size"].as<unsigned>();
   if (string_size < 1 || string_size > kMaxStringMax) return usage_error("record", "--string-size is 1 to 1024");
   req.plan.string_max = static_cast<uint16_t>(string_size);
+  if (vm.count("call-graph")) {
+    auto call_graph = parse_call_graph(vm["call-graph"].as<std::string>());
+    if (!call_graph) return usage_error("record", call_graph.error().message);
+    req.call_graph = *call_graph;
+  } else if (vm.count("-g")) {  // a short-only option's key
+    req.call_graph = CallGraphPlan{.on = true};
+  }
+  if (vm.count("stack-min")) {
+    if (!req.call_graph.on) return usage_error("record", "--stack-min goes with -g or --call-graph");
+    auto min = parse_duration(vm["stack-min"].as<std::string>());
+    if (!min || *min == 0)
+      return usage_error("record", "--stack-min takes a duration above 0, such as 250us or 2ms, not '" +
+                                       vm["stack-min"].as<std::string>() + "'");
+    req.call_graph.stack_min_ns = *min;
+  }
   if (vm.count("pair-by")) {
     auto keys = parse_pair_by(vm["pair-by"].as<std::string>());
     if (!keys) return usage_error("record", keys.error().message);
@@ -227,6 +254,10 @@ int report_outcome(const RecordReport& rep, std::size_t ring_pages, EngineKind e
   if (rep.missing_values)
     std::cerr << "uprof: " << rep.missing_values
               << " captured values could not be read at their probe (the reports show <unreadable> or <unavailable>)\n";
+  if (rep.unwinding.empty)
+    std::cerr << "uprof: " << rep.unwinding.empty << " of " << rep.unwinding.stacks
+              << " call stacks have no frame: their process exited before uprof read its mappings "
+                 "(/proc/PID/maps), which a process that runs for less than about a millisecond can\n";
   if (rep.late) std::cerr << "uprof: " << rep.late << " events arrived out of time order\n";
   if (rep.task_dropped)
     std::cerr << "uprof: " << rep.task_dropped << " fork, exit or thread-name records were dropped (ring full): "

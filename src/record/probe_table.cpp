@@ -17,7 +17,7 @@ namespace {
 ProbeCapture capture_for(const ProbeInfo& p, const ArchInfo& arch, uint64_t ref_ctr_offset) {
   ProbeCapture c{.probe = p.index, .path = p.path, .file_offset = p.file_offset, .is_return = p.kind == ProbeKind::Return,
                  .reads = {}, .values = p.values, .frame = p.frame, .tail_call = p.tail_call,
-                 .goroutine = p.goroutine, .ref_ctr_offset = ref_ctr_offset, .label = p.function};
+                 .goroutine = p.goroutine, .ref_ctr_offset = ref_ctr_offset, .label = p.function, .kind = p.kind};
   if (p.goroutine)
     c.values.push_back(ValueSpec{.name = "$g", .source = ValueSource::Register, .reg = arch.go_g_reg, .hex = true});
   if (p.frame)

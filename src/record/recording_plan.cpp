@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "uprof/attach/workload.h"
+#include "uprof/record/call_stacks.h"
 #include "uprof/record/process_traits.h"
 #include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
@@ -174,6 +175,8 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
     plan.notes.insert(plan.notes.end(), lines.begin(), lines.end());
   }
   UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan, risks));
+  const auto stack_notes = plan_call_stacks(table.probes, table.capture, request.call_graph);
+  plan.notes.insert(plan.notes.end(), stack_notes.begin(), stack_notes.end());
   plan.probes = std::move(table.probes);
   plan.capture = std::move(table.capture);
   plan.notes.insert(plan.notes.end(), table.notes.begin(), table.notes.end());

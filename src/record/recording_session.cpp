@@ -160,6 +160,7 @@ void take_capture(RecordReport& rep, CaptureResult captured) {
   rep.samples = captured.samples;
   rep.missing_values = captured.missing_values;
   rep.late = captured.late;
+  rep.unwinding = captured.unwinding;
   rep.task_dropped = captured.task_dropped;
   rep.per_probe = std::move(captured.per_probe);
   for (const auto& p : rep.per_probe) rep.lost += p.dropped;

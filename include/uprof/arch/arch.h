@@ -143,5 +143,11 @@ struct PerArch {
 // a uprobe gets as its context: byte offset by perf index; nullopt for a register
 // pt_regs does not hold (x86-64 ds, es, fs, gs).
 std::optional<uint16_t> pt_regs_offset(Arch a, unsigned perf_index);
+// The bytes of the kernel's struct pt_regs the user registers are in (x86-64 168, arm64
+// user_pt_regs 272): what a BPF program copies for record -g.
+uint16_t pt_regs_bytes(Arch a);
+// Perf index of the frame pointer (x86-64 rbp, arm64 x29): a frame-pointer chain's
+// link is [fp] = the caller's fp, [fp + 8] = the return address, on both.
+uint8_t frame_pointer_reg(Arch a);
 
 }  // namespace uprof

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "uprof/drain/unwind/stack_unwinder.h"
 #include "uprof/engine/stop_condition.h"
 #include "uprof/model/recording.h"
 #include "uprof/util/result.h"
@@ -69,6 +70,9 @@ struct CaptureResult {
   uint64_t missing_values = 0;  // values a hit could not read (stored as 0)
   uint64_t late = 0;            // events that arrived after newer ones were written
   uint64_t task_dropped = 0;    // fork, exit and name records a full ring had no room for
+  // record -g (drain/unwind/stack_unwinder.h): stacks unwound, and of them those with
+  // no frame (their process exited before its mappings were read) or cut short.
+  UnwindCounts unwinding{};
   std::vector<ProbeAccount> per_probe;  // by probe table index
 };
 

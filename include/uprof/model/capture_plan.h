@@ -25,6 +25,33 @@ struct ProbeReads {
   bool operator==(const ProbeReads&) const = default;
 };
 
+// record -g: what a probe's hits do for the call stack (the drain unwinds it:
+// drain/unwind/stack_unwinder.h).
+//   -g                   Always on entry probes (and on the returns of functions without one)
+//   -g --stack-min 1ms   EntryTime on entries, IfLong on their returns and exits
+enum class StackCapture : uint8_t {
+  None = 0,
+  Always = 1,     // the registers and the top of the user stack at every hit
+  EntryTime = 2,  // the entry's time only, per thread and call depth
+  IfLong = 3,     // a return or exit: the stack when the call took at least stack_min_ns
+};
+
+// How stacks are unwound: from the call frame information (.eh_frame, .debug_frame) or
+// by following frame pointers; both from the same copy of the registers and stack.
+enum class CallGraphMethod : uint8_t { Dwarf = 0, FramePointer = 1 };
+
+// The most user stack bytes one stack copies (perf's limit for --call-graph dwarf,SIZE).
+inline constexpr uint32_t kMaxCallStackBytes = 65528;
+
+// record -g / --call-graph / --stack-min, for the whole recording.
+struct CallGraphPlan {
+  bool on = false;
+  CallGraphMethod method = CallGraphMethod::Dwarf;
+  uint32_t stack_bytes = 8192;  // user stack bytes copied per stack (perf's default)
+  uint64_t stack_min_ns = 0;    // 0: every hit of a stack-carrying probe has its stack
+  bool operator==(const CallGraphPlan&) const = default;
+};
+
 struct ProbeCapture {
   uint32_t probe = 0;          // index in the recording's probe table (ProbeInfo::index)
   std::string path{};          // the file to probe
@@ -47,6 +74,16 @@ struct ProbeCapture {
   uint64_t ref_ctr_offset = 0;
   // For messages about the probe: its function ("add", "lines.c:23", "python:gc__start").
   std::string label{};
+  // record -g: what its hits do for the call stack (CapturePlan::call_graph says how).
+  StackCapture stack = StackCapture::None;
+  // The probe's kind: an entry's stack starts at the function it is in (frame 0 of the
+  // unwinding is dropped: Event::stack starts at its caller); a return probe's starts at
+  // the return address itself.
+  ProbeKind kind = ProbeKind::Entry;
+  // record -g: an entry of a function whose return is probed: once the hit is done, the
+  // kernel puts its return trampoline where the return address was, and the stacks of
+  // the calls it makes find the trampoline there (drain/unwind/stack_unwinder.h).
+  bool return_probed = false;
 };
 
 // What an engine does with an event of `probe` once its slots are filled: the stack
@@ -78,6 +115,7 @@ inline bool fetched_from_memory(const ValueSpec& v) {
 struct CapturePlan {
   Arch arch = Arch::X86_64;
   std::vector<ProbeCapture> probes{};  // one per probe table entry, in table order
+  CallGraphPlan call_graph{};          // record -g
 };
 
 }  // namespace uprof

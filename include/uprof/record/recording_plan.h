@@ -61,6 +61,8 @@ struct RecordRequest {
   // --exact-site: probe each function at its symbol, never at a cheaper site a few
   // instructions in (record/site_placement.h).
   bool exact_site = false;
+  // -g, --call-graph, --stack-min: the call stack of each call (record/call_stacks.h).
+  CallGraphPlan call_graph{};
 };
 
 struct RecordingPlan {

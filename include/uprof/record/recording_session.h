@@ -58,6 +58,7 @@ struct RecordReport {
   uint64_t lost = 0;         // samples the kernel dropped (ring full), all probes
   uint64_t missing_values = 0;
   uint64_t late = 0;         // events that arrived after newer ones were written
+  UnwindCounts unwinding{};  // record -g
   uint64_t task_dropped = 0; // task records (fork, exit, names) a full ring had no room for
   std::vector<ProbeAccount> per_probe;
   std::vector<ProbeInfo> probes;

@@ -8,6 +8,11 @@
 namespace uprof {
 namespace {
 
+static_assert(static_cast<uint32_t>(StackCapture::Always) == UPROF_BPF_STACK_ALWAYS &&
+              static_cast<uint32_t>(StackCapture::EntryTime) == UPROF_BPF_STACK_ENTRY &&
+              static_cast<uint32_t>(StackCapture::IfLong) == UPROF_BPF_STACK_IF_LONG && kMaxCallStackBytes == UPROF_BPF_STACK_MAX,
+              "record -g's modes as the BPF program reads them");
+
 std::string where(const ProbeCapture& probe) { return probe.path + " @ " + hex(probe.file_offset); }
 
 struct SlotBuilder {
@@ -34,6 +39,7 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
   uprof_bpf_probe entry{};
   entry.probe = probe.probe;
   entry.nslots = static_cast<uint32_t>(probe.values.size());
+  entry.stack = static_cast<uint32_t>(probe.stack);  // StackCapture's values are uprof_bpf_stack_mode's
   const uint16_t sp = arch_info(arch).sp_reg;
   uint32_t text = 0;  // string bytes a hit may write
   for (std::size_t i = 0; i < probe.values.size(); i++) {

@@ -23,6 +23,7 @@
 #include "uprof/drain/bpf_ring_reader.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/drain/unwind/stack_unwinder.h"
 #include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/bpf/bpf_capture_table.h"
 #include "uprof/engine/bpf/bpf_records.h"
@@ -165,6 +166,12 @@ class BpfEngine final : public CaptureEngine {
     // Space goes back to the kernel in steps of an eighth of the ring (bpf_ring_reader.h).
     const uint64_t release_step = std::max<uint64_t>(ring.size() / 8, 4096);
     BpfEvent ev;
+    // record -g: the Object events of the files frames name go just before the first
+    // event written that names each (drain/unwind/stack_unwinder.h).
+    const EventOrderer::Sink write = [&](const Event& e) -> Status {
+      if (!e.stack.empty()) UPROF_TRY(unwinder_.announce(e, sink.write));
+      return sink.write(e);
+    };
     // One pass: the records the ring held when it began, fewer when the events held
     // reach the budget (drain/event_order.h) or the pass has taken 100 ms; then what
     // can no longer be overtaken goes to the file. Returns the records read.
@@ -183,7 +190,11 @@ class BpfEngine final : public CaptureEngine {
         if (!rec) break;
         UPROF_TRY(converter_.convert_into(*rec, ev));
         if (ev.lost_before) order.push(ev.cpu, *ev.lost_before);
-        order.push(ev.cpu, ev.event);
+        if (!ev.none) {
+          if (ev.stack) unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe], ev.event);  // record -g
+          else if (ev.event.kind == EventKind::Exit) exited(ev.event);
+          order.push(ev.cpu, ev.event);
+        }
         n++;
         if (ring.unreleased() >= release_step) {
           ring.release();
@@ -197,7 +208,7 @@ class BpfEngine final : public CaptureEngine {
       }
       ring.release();
       if (cut) order.pass_cut();
-      UPROF_TRY(order.pass_ended(sink.write));
+      UPROF_TRY(order.pass_ended(write));
       UPROF_TRY(sink.flush());
       return n;
     };
@@ -225,11 +236,12 @@ class BpfEngine final : public CaptureEngine {
       if (n == 0 && ring.pending() == 0) break;
     }
     push_unmarked_losses(order);
-    UPROF_TRY(order.flush_all(sink.write));
+    UPROF_TRY(order.flush_all(write));
 
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
     r.late = order.late();
+    r.unwinding = unwinder_.counts();
     r.per_probe.resize(plan_.probes.size());
     const int ncpu = libbpf_num_possible_cpus();
     if (ncpu <= 0) return err(libbpf_error("bpf engine: counting CPUs", ncpu));
@@ -255,6 +267,12 @@ class BpfEngine final : public CaptureEngine {
  private:
   static constexpr int kPollMs = 100;
   static constexpr uint64_t kPassSliceNs = 100'000'000;
+
+
+  void exited(const Event& e) {
+    unwinder_.thread_exited(e.tid);
+    if (e.pid == e.tid) unwinder_.forget(e.pid);
+  }
 
   void set_running(bool on) {
     __atomic_store_n(&skel_->bss->running, on ? 1u : 0u, __ATOMIC_SEQ_CST);
@@ -282,6 +300,7 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> task_links_;
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
+  StackUnwinder unwinder_{plan_.call_graph.method};
   std::vector<bool> plan_texts_;       // per probe: it reads strings (the uprof_hit_text program)
   std::vector<bool> plan_sleepables_;  // per probe: it reads memory behind an address (the _s twin)
   std::string attach_path_;
@@ -318,6 +337,12 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   const std::size_t ring =
       pow2_at_least((target.ring_pages ? target.ring_pages : kBpfDefaultRingPages) * static_cast<std::size_t>(page));
   skel->rodata->wakeup_bytes = ring / 4;
+  if (plan.call_graph.on) {  // record -g (uprof_capture.bpf.c, emit_stack)
+    skel->rodata->stack_bytes = plan.call_graph.stack_bytes;
+    skel->rodata->regs_bytes = pt_regs_bytes(plan.arch);
+    skel->rodata->sp_offset = pt_regs_offset(plan.arch, arch_info(plan.arch).sp_reg).value_or(0);
+    skel->rodata->stack_min_ns = plan.call_graph.stack_min_ns;
+  }
   const uint32_t entries = static_cast<uint32_t>(std::max<std::size_t>(1, table.size()));
   if (bpf_map__set_max_entries(skel->maps.events, static_cast<uint32_t>(ring)) ||
       bpf_map__set_max_entries(skel->maps.probes, entries) || bpf_map__set_max_entries(skel->maps.counts, entries))

@@ -46,6 +46,20 @@ Event thread_lost_event(uint32_t pid, uint32_t tid, uint64_t time, uint64_t lost
 
 BpfRecordConverter::BpfRecordConverter(const CapturePlan& plan) : plan_(plan), recorded_(plan.probes.size(), 0) {}
 
+// A STACK record: the thread's pt_regs in UPROF_BPF_REGS_BYTES, then `copied` stack bytes.
+Status BpfRecordConverter::keep_stack(uint32_t tid, uint64_t time, uint32_t copied, std::span<const std::byte> rest) {
+  if (rest.size() < UPROF_BPF_REGS_BYTES || copied > rest.size() - UPROF_BPF_REGS_BYTES)
+    return err("BPF record: a stack of ", copied, " bytes after ", UPROF_BPF_REGS_BYTES, " register bytes, in ",
+               rest.size(), " bytes");
+  PendingStack& s = pending_stacks_[tid];
+  s.time = time;
+  const std::size_t regs = pt_regs_bytes(plan_.arch);
+  s.regs.assign(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(regs, UPROF_BPF_REGS_BYTES)));
+  const auto stack = rest.subspan(UPROF_BPF_REGS_BYTES, copied);
+  s.bytes.assign(stack.begin(), stack.end());
+  return ok();
+}
+
 Result<BpfEvent> BpfRecordConverter::convert(std::span<const std::byte> record) {
   BpfEvent out;
   UPROF_TRY(convert_into(record, out));
@@ -79,10 +93,13 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   e.goroutine = 0;
   if (!e.comm.empty()) e.comm.clear();
   if (!e.text.empty()) e.text.clear();
+  if (!e.stack.empty()) e.stack.clear();
   e.pid = h->pid;
   e.tid = h->tid;
   e.time = h->time;
   out.lost_before.reset();
+  out.none = false;
+  out.stack = nullptr;
   if (h->kind & UPROF_BPF_LOST_BEFORE) {
     const uint32_t n = h->reserved >> 16;
     out.lost_before = thread_lost_event(h->pid, h->tid, h->time, n);
@@ -105,12 +122,24 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
         if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
       e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
       if (kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
+      if (probe.stack == StackCapture::Always || probe.stack == StackCapture::IfLong) {
+        // Its STACK record came just before it (the same thread's records keep their order).
+        auto it = pending_stacks_.find(h->tid);
+        if (it != pending_stacks_.end() && it->second.time == h->time) {
+          stack_ = user_stack_from_pt_regs(plan_.arch, it->second.regs, it->second.bytes);
+          out.stack = &stack_;
+        }
+      }
       if (e.missing) missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
       finish_sample(probe, e);
       recorded_[h->probe]++;
       samples_++;
       break;
     }
+    case UPROF_BPF_STACK:
+      UPROF_TRY(keep_stack(h->tid, h->time, h->missing, record.subspan(sizeof(uprof_bpf_record))));
+      out.none = true;
+      break;
     case UPROF_BPF_FORK:
       if (h->nvalues < 2) return err("BPF record: a fork without its parent");
       e.kind = EventKind::Fork;

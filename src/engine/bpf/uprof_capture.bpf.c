@@ -312,6 +312,116 @@ static __always_inline long fill_text_slot(__u32 i, void *data, const bool sleep
 static long fill_text_slot_nosleep(__u32 i, void *data) { return fill_text_slot(i, data, false); }
 static long fill_text_slot_sleep(__u32 i, void *data) { return fill_text_slot(i, data, true); }
 
+/* record -g: the call stack, unwound in user space (drain/unwind/). A hit of a probe
+ * that asks for it writes a STACK record just before its HIT record: the thread's
+ * registers and the top of its user stack, as perf's --call-graph dwarf copies them. */
+const volatile __u32 stack_bytes = 0;  /* user stack bytes a STACK record has room for */
+const volatile __u32 regs_bytes = 0;   /* the probed arch's struct pt_regs: x86-64 168, arm64 272 */
+const volatile __u32 sp_offset = 0;    /* the stack pointer's byte offset in it */
+const volatile __u64 stack_min_ns = 0; /* --stack-min */
+
+struct vm_area_struct {
+  unsigned long vm_start;
+  unsigned long vm_end;
+} __attribute__((preserve_access_index));
+
+/* --stack-min: per thread, the entry times of the probed calls it is in, by depth. */
+struct call_starts {
+  __u32 depth;
+  __u32 pad;
+  __u64 time[UPROF_BPF_CALL_DEPTH];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct call_starts);
+} call_starts SEC(".maps");
+
+/* Processes that wrote a stack: the first one of each wakes the reader at once, which
+ * reads the process's mappings while it still runs (a process that exits before they
+ * are read has stacks of their pc alone). LRU: an evicted one only wakes it again. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 4096);
+  __type(key, __u32);
+  __type(value, __u8);
+} stacked SEC(".maps");
+
+static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data) {
+  *(__u64 *)data = vma->vm_end;
+  return 0;
+}
+
+/* The STACK record. The copy stops at the end of the stack's mapping (the main thread's
+ * stack may end a few hundred bytes above main's frame): a read that crosses it would
+ * fail whole. When the mapping cannot be looked up (its lock is taken), shorter copies
+ * are tried. */
+static __always_inline void emit_stack(void *ctx, __u32 probe, __u32 tgid, __u32 tid, __u64 time,
+                                       const bool sleepable) {
+  struct stack_rec {
+    struct uprof_bpf_record h;
+    __u8 regs[UPROF_BPF_REGS_BYTES];
+    __u8 stack[];
+  } *r = bpf_ringbuf_reserve(&events, sizeof(struct stack_rec) + stack_bytes, 0);
+  if (!r) return; /* the hit then has no stack: user space sees no STACK record before it */
+  fill_header(&r->h, UPROF_BPF_STACK, tgid, tid, time);
+  r->h.probe = probe;
+  __u32 nregs = regs_bytes;
+  if (nregs > UPROF_BPF_REGS_BYTES) nregs = UPROF_BPF_REGS_BYTES;
+  if (bpf_probe_read_kernel(r->regs, nregs, ctx)) __builtin_memset(r->regs, 0, sizeof r->regs);
+  __u64 sp = 0;
+  __u32 off = sp_offset;
+  if (off <= UPROF_BPF_REGS_BYTES - 8) bpf_probe_read_kernel(&sp, 8, (void *)((long)ctx + off));
+  __u64 end = 0;
+  bpf_find_vma(bpf_get_current_task_btf(), sp, stack_vma_end, &end, 0);
+  __u64 want = stack_bytes;
+  if (end > sp && end - sp < want) want = end - sp;
+  __u32 copied = 0;
+  for (int i = 0; i < 4; i++) {
+    if (want > stack_bytes) want = stack_bytes;
+    if (want == 0) break;
+    if (read_user(r->stack, want, (void *)(long)sp, sleepable) == 0) {
+      copied = (__u32)want;
+      break;
+    }
+    want = (want / 2) & ~7ull;
+  }
+  r->h.missing = copied;
+  __u64 flags = submit_flags();
+  if (!bpf_map_lookup_elem(&stacked, &tgid)) {
+    __u8 one = 1;
+    bpf_map_update_elem(&stacked, &tgid, &one, BPF_ANY);
+    flags = BPF_RB_FORCE_WAKEUP;
+  }
+  bpf_ringbuf_submit(r, flags);
+}
+
+/* A hit's part in the call stack: a STACK record, an entry time noted, or, at a return,
+ * a STACK record when the call was long enough (--stack-min). */
+static __always_inline void stack_at_hit(void *ctx, const struct uprof_bpf_probe *p, __u32 tgid, __u32 tid,
+                                         __u64 time, const bool sleepable) {
+  __u32 mode = p->stack;
+  if (mode == UPROF_BPF_STACK_NONE) return;
+  if (mode == UPROF_BPF_STACK_ALWAYS) {
+    emit_stack(ctx, p->probe, tgid, tid, time, sleepable);
+    return;
+  }
+  struct call_starts *cs = bpf_task_storage_get(&call_starts, bpf_get_current_task_btf(), 0,
+                                                mode == UPROF_BPF_STACK_ENTRY ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+  if (!cs) return;
+  __u32 d = cs->depth;
+  if (mode == UPROF_BPF_STACK_ENTRY) {
+    if (d < UPROF_BPF_CALL_DEPTH) cs->time[d] = time;
+    cs->depth = d + 1;
+    return;
+  }
+  if (d == 0) return; /* a return whose entry came before the recording */
+  cs->depth = --d;
+  if (d < UPROF_BPF_CALL_DEPTH && time - cs->time[d] >= stack_min_ns) emit_stack(ctx, p->probe, tgid, tid, time, sleepable);
+}
+
 /* What both hit programs do first: drop hits of processes not followed, find the
  * probe by its cookie, count the hit. 0 when the hit is not recorded. */
 struct hit_of {
@@ -352,6 +462,7 @@ static __always_inline int hit_text(struct pt_regs *ctx, __u32 key, const bool s
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
   struct uprof_bpf_counts *c = h.c;
+  stack_at_hit(ctx, p, tgid, tid, time, sleepable);
   struct text_hit *r = sleepable ? bpf_task_storage_get(&scratch_task, bpf_get_current_task_btf(), 0,
                                                         BPF_LOCAL_STORAGE_GET_F_CREATE)
                                  : bpf_map_lookup_elem(&scratch, &zero);
@@ -383,6 +494,7 @@ static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key, const bool 
   __u64 time = h.time;
   struct uprof_bpf_probe *p = h.p;
   struct uprof_bpf_counts *c = h.c;
+  stack_at_hit(ctx, p, tgid, tid, time, sleepable);
   if (n <= 2) EMIT_HIT(2, sleepable);
   if (n <= 4) EMIT_HIT(4, sleepable);
   if (n <= 8) EMIT_HIT(8, sleepable);

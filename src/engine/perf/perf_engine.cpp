@@ -3,6 +3,8 @@
 #include "uprof/attach/stale_uprobes.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/drain/unwind/stack_min_filter.h"
+#include "uprof/drain/unwind/stack_unwinder.h"
 #include "uprof/engine/engine_kind.h"
 #include "uprof/engine/perf/perf_fetch_args.h"
 #include "uprof/engine/perf/perf_records.h"
@@ -42,11 +44,26 @@ class PerfEngine final : public CaptureEngine {
     std::vector<std::size_t> ring_bytes;
     for (const RingBuffer& ring : events_.rings()) ring_bytes.push_back(ring.data_size());
     RingLossWatch watch(std::move(ring_bytes));
+    // --stack-min: the short calls' stacks are dropped here, in time order
+    // (drain/unwind/stack_min_filter.h): the kernel copied every one. The Object events
+    // of the files frames name go just before the first event written that names each.
+    StackMinFilter stack_min(plan_);
+    Event shortened;
+    const EventOrderer::Sink write = [&](const Event& e) -> Status {
+      if (plan_.call_graph.stack_min_ns != 0 && stack_min.drop_stack(e)) {
+        shortened = e;
+        shortened.stack.clear();
+        return sink.write(shortened);
+      }
+      if (!e.stack.empty()) UPROF_TRY(unwinder_.announce(e, sink.write));
+      return sink.write(e);
+    };
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
       UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec, ring));
       const std::optional<uint64_t> time = e ? std::optional<uint64_t>(e->time) : std::nullopt;
       // A LOST whose drops a settled Lost event already said adds nothing.
       if (e && e->kind == EventKind::Lost) e->lost = watch.on_lost_record(ring, e->lost);
+      if (e && converter_.stack()) unwinder_.unwind(*converter_.stack(), plan_.probes[e->probe], *e);  // record -g
       if (e && (e->kind != EventKind::Lost || e->lost)) order.push(ring, *e);
       watch.on_record(ring, rec.size(), time);
       return ok();
@@ -63,18 +80,19 @@ class PerfEngine final : public CaptureEngine {
         UPROF_ASSIGN(std::optional<uint64_t> dropped, events_.dropped_on_ring(ring));
         if (auto lost = watch.settle(ring, dropped, now)) order.push(ring, std::move(*lost));
       }
-      UPROF_TRY(order.pass_ended(sink.write, watch.horizon()));
+      UPROF_TRY(order.pass_ended(write, watch.horizon()));
       return sink.flush();
     };
     UPROF_ASSIGN(DrainLoopResult loop,
                  run_drain_loop(events_.rings(), stop, on_record, [&] { return events_.disable(); }, dopts));
-    UPROF_TRY(order.flush_all(sink.write));
+    UPROF_TRY(order.flush_all(write));
 
     CaptureResult r;
     r.stop_reason = loop.reason;
     r.samples = converter_.samples();
     r.missing_values = converter_.missing_values();
     r.late = order.late();
+    r.unwinding = unwinder_.counts();
     r.per_probe.resize(plan_.probes.size());
     for (std::size_t i = 0; i < r.per_probe.size(); i++) {
       r.per_probe[i].recorded = converter_.recorded()[i];
@@ -102,6 +120,7 @@ class PerfEngine final : public CaptureEngine {
   PerfRecordConverter converter_;
   ProbeBackend backend_;
   std::size_t drain_budget_ = kDefaultDrainBudget;
+  StackUnwinder unwinder_{plan_.call_graph.method};  // record -g
 };
 
 }  // namespace

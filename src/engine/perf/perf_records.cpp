@@ -44,6 +44,7 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     return err("record: event id ", *id, " samples probe ", info.probe, ", beyond the plan's ", plan_.probes.size());
 
   Event e;
+  has_stack_ = false;
   if (h.type == PERF_RECORD_COMM) {
     UPROF_ASSIGN(CommRecord c, decode_comm(rec, info.format));
     e.kind = EventKind::Comm;
@@ -76,6 +77,16 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     if (!raw_layouts_[info.probe].empty()) apply_raw(raw_layouts_[info.probe], s.raw, e);
     missing_values_ += static_cast<unsigned>(std::popcount(e.missing));
     finish_sample(plan_.probes[info.probe], e);
+    if (const StackCapture how = plan_.probes[info.probe].stack;
+        (how == StackCapture::Always || how == StackCapture::IfLong) && s.regs_abi != 0) {
+      stack_ = UserStack{.arch = plan_.arch, .bytes = s.valid_stack()};
+      for (unsigned i = 0; i < 64; i++)
+        if (auto v = s.reg(i)) {
+          stack_.regs[i] = *v;
+          stack_.mask |= uint64_t{1} << i;
+        }
+      has_stack_ = true;
+    }
     recorded_[info.probe]++;
     samples_++;
     last_time_ = s.time;

@@ -59,7 +59,25 @@ struct uprof_bpf_probe {
   __u32 faults; /* 1: a slot reads user memory behind an address: the sleepable program,
                    which may fault a page in (a page the process has not touched yet) */
   struct uprof_bpf_slot slots[UPROF_BPF_MAX_SLOTS];
+  __u32 stack;  /* record -g: a uprof_bpf_stack_mode */
+  __u32 pad;
 };
+
+/* record -g: what a probe's hit does for the call stack (uprof_bpf_probe.stack). The
+ * stack is unwound in user space (drain/unwind/): the hit copies the registers and the
+ * top of the user stack into a STACK record, written just before its HIT record. */
+enum uprof_bpf_stack_mode {
+  UPROF_BPF_STACK_NONE = 0,
+  UPROF_BPF_STACK_ALWAYS = 1,  /* a STACK record at every hit */
+  UPROF_BPF_STACK_ENTRY = 2,   /* --stack-min: note the entry's time, per thread and call depth */
+  UPROF_BPF_STACK_IF_LONG = 3, /* --stack-min: at a return or exit, a STACK record when the call took at
+                                  least stack_min_ns since its entry (the caller chain is the entry's) */
+};
+
+/* The call depth --stack-min keeps entry times for; deeper calls get no stack. */
+#define UPROF_BPF_CALL_DEPTH 64
+/* The most user stack bytes a STACK record holds (as perf's --call-graph dwarf,SIZE). */
+#define UPROF_BPF_STACK_MAX 65528
 
 enum uprof_bpf_record_kind {
   UPROF_BPF_HIT = 1,  /* a probe hit: values[0..nvalues) */
@@ -67,6 +85,10 @@ enum uprof_bpf_record_kind {
   UPROF_BPF_EXIT = 3, /* pid/tid exited */
   UPROF_BPF_COMM = 4, /* pid/tid took the name in values[0..2) (16 bytes, NUL-padded) */
   UPROF_BPF_HIT_TEXT = 5, /* a hit with strings: UPROF_BPF_MAX_SLOTS values, then `reserved` text bytes */
+  /* The call stack of the thread's next HIT record (same tid and time): the probed
+   * thread's struct pt_regs in UPROF_BPF_REGS_BYTES bytes, then `missing` bytes of its user
+   * stack from the stack pointer up (the record has room for the plan's stack size). */
+  UPROF_BPF_STACK = 6,
 };
 
 /* Set in a record's `kind` when records of the same thread (tid) were dropped since

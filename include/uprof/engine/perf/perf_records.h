@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "uprof/drain/record_decoder.h"
+#include "uprof/drain/unwind/user_stack.h"
 #include "uprof/model/capture_plan.h"
 #include "uprof/engine/perf/perf_fetch_args.h"
 #include "uprof/model/recording.h"
@@ -41,6 +42,9 @@ class PerfRecordConverter {
   // that do not decode, is an Error naming the record. `ring`: the ring it came from
   // (a LOST record's gap starts at that ring's record before it).
   Result<std::optional<Event>> convert(std::span<const std::byte> record, std::size_t ring = 0);
+  // record -g: the registers and stack the last sample converted copied for its call
+  // stack, when its probe carries one; valid while that record's bytes are.
+  const UserStack* stack() const { return has_stack_ ? &stack_ : nullptr; }
 
   // Per probe (plan order): samples converted, and samples PERF_RECORD_LOST said
   // were dropped.
@@ -63,6 +67,8 @@ class PerfRecordConverter {
   uint64_t& ring_time(std::size_t ring);
 
   uint64_t samples_ = 0, missing_values_ = 0;
+  UserStack stack_{};
+  bool has_stack_ = false;
   uint64_t start_time_ = 0;
   uint64_t last_time_ = 0;  // for records without a time of their own
   std::vector<uint64_t> ring_times_;  // per ring: the time of its last record
