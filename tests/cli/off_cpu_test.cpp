@@ -5,6 +5,7 @@
 // CPU (Runnable), and that is all it changes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <string>
@@ -32,6 +33,14 @@ struct CallSum {
   uint64_t blocked_ns() const { return off_ns() - off[static_cast<std::size_t>(OffCpuKind::Runnable)]; }
   uint64_t on_ns() const { return wall_ns - off_ns(); }
   uint64_t kind(OffCpuKind k) const { return off[static_cast<std::size_t>(k)]; }
+  // "spin: 20 calls, 48.1 ms, on-CPU 40.2 ms, runnable 7.9 ms, ..." (the figures, for the log)
+  void print(const char* name) const {
+    std::printf("%s: %lu calls, %.2f ms, on-CPU %.2f ms", name, static_cast<unsigned long>(calls), wall_ns / 1e6,
+                on_ns() / 1e6);
+    for (std::size_t k = 0; k < kOffCpuKinds; k++)
+      if (off[k]) std::printf(", %s %.2f ms", std::string(to_string(static_cast<OffCpuKind>(k))).c_str(), off[k] / 1e6);
+    std::printf("\n");
+  }
 };
 
 // Pairs each entry with its thread's next return (the probed functions do not nest) and
@@ -102,16 +111,20 @@ TEST_P(OffCpu, SpinningCallsRunAndSleepingCallsSleep) {
   const CallSum& sleep = sums.at(0);
   EXPECT_EQ(spin.calls, static_cast<uint64_t>(n));
   EXPECT_EQ(sleep.calls, static_cast<uint64_t>(n));
+  spin.print("spinner's work");
+  sleep.print("sleeper's work");
+  std::printf("the fixture's CPU clock: spinner %.2f ms, sleeper %.2f ms\n", spin_o.cpu_ns / 1e6, sleep_o.cpu_ns / 1e6);
 
   // Spinning: no time blocked (a busy machine may preempt it: Runnable, not blocked).
   EXPECT_LE(spin.blocked_ns(), spin.wall_ns / 5) << "spinner's calls blocked " << spin.blocked_ns() << " of "
                                                  << spin.wall_ns << " ns";
-  // Sleeping: at least 80% off the CPU, most of it asleep (nanosleep), not waiting to run.
+  // Sleeping: at least 80% off the CPU, and blocked only asleep (nanosleep), for at least
+  // the time asked (a timer never fires early; what follows the wake-up is Runnable, more
+  // of it on a busy machine).
   EXPECT_GE(sleep.off_ns(), sleep.wall_ns / 5 * 4) << "sleeper's calls off the CPU " << sleep.off_ns() << " of "
                                                     << sleep.wall_ns << " ns";
-  EXPECT_GE(sleep.kind(OffCpuKind::Sleep), sleep.off_ns() / 2);
-  EXPECT_GE(sleep.kind(OffCpuKind::Sleep), static_cast<uint64_t>(n * us * 1000) / 2);
-  EXPECT_EQ(sleep.kind(OffCpuKind::Lock) + sleep.kind(OffCpuKind::Io), 0u);
+  EXPECT_EQ(sleep.blocked_ns(), sleep.kind(OffCpuKind::Sleep));
+  EXPECT_GE(sleep.kind(OffCpuKind::Sleep), static_cast<uint64_t>(n * us * 1000) / 10 * 9);
 
   // On-CPU time against the thread's CPU clock: within 10% and 100 us a call.
   const uint64_t slack = static_cast<uint64_t>(n) * 100'000;
@@ -123,29 +136,31 @@ TEST_P(OffCpu, SpinningCallsRunAndSleepingCallsSleep) {
   EXPECT_GE(spin.on_ns(), static_cast<uint64_t>(n * us * 1000) * 9 / 10);  // work spun 2 ms of CPU each
 }
 
-// offcpu_waits 20 2000: locked() waits ~2 ms for a mutex another thread holds, piped()
-// ~2 ms for a byte another thread writes.
+// offcpu_waits 10 20000: locked() waits for a mutex another thread holds for 20 ms,
+// piped() for a byte another thread writes 20 ms after it lets the mutex go. How long each
+// waits depends on how soon the main thread gets there (on a busy machine, later); what it
+// waits in does not: its time blocked is all Lock, and all Io.
 TEST_P(OffCpu, AMutexIsLockAndAPipeIsIo) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  const long n = 20, us = 2000;
+  const long n = 10, us = 20000;
   auto r = run({uprof_binary(), "record", "--off-cpu", "--engine", "bpf", "--attach", test::attach_of(GetParam()), "-o",
                 dir.file("l.data"), "-e", "locked", "-e", "piped", "--", fixture("x86_64", "offcpu_waits"),
                 std::to_string(n), std::to_string(us)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, "rounds 20\n");
+  EXPECT_EQ(r.out, "rounds 10\n");
   const auto rec = test::load_recording(dir.file("l.data"));
   const CallSum locked = sum_calls(rec, "locked", false)[0];
   const CallSum piped = sum_calls(rec, "piped", false)[0];
   EXPECT_EQ(locked.calls, static_cast<uint64_t>(n));
   EXPECT_EQ(piped.calls, static_cast<uint64_t>(n));
-  const uint64_t waited = static_cast<uint64_t>(n * us * 1000) / 2;  // each waits ~us; at least half of it
+  locked.print("locked");
+  piped.print("piped");
+  const uint64_t waited = static_cast<uint64_t>(n) * 1'000'000;  // at least 1 ms of each 20 ms wait
   EXPECT_GE(locked.kind(OffCpuKind::Lock), waited);
-  EXPECT_GE(locked.kind(OffCpuKind::Lock), locked.off_ns() / 2);
-  EXPECT_EQ(locked.kind(OffCpuKind::Io) + locked.kind(OffCpuKind::Sleep), 0u);
+  EXPECT_EQ(locked.blocked_ns(), locked.kind(OffCpuKind::Lock));
   EXPECT_GE(piped.kind(OffCpuKind::Io), waited);
-  EXPECT_GE(piped.kind(OffCpuKind::Io), piped.off_ns() / 2);
-  EXPECT_EQ(piped.kind(OffCpuKind::Lock) + piped.kind(OffCpuKind::Sleep), 0u);
+  EXPECT_EQ(piped.blocked_ns(), piped.kind(OffCpuKind::Io));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, OffCpu, ::testing::Values(std::string("bpf"), std::string("bpf_events")),
