@@ -16,6 +16,7 @@
 #include "uprof/calibrate/record_costs.h"
 #include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/engine_table.h"
+#include "uprof/engine/perf/perf_engine.h"
 #include "uprof/present/download_progress.h"
 #include "uprof/present/interval_text.h"
 #include "uprof/record/call_stacks.h"
@@ -124,6 +125,9 @@ po::options_description record_options() {
       "pair-by", po::value<std::string>(),
       "the USDT arguments that tie a start probe to its done probe, e.g. arg1 or arg1,arg2 (default: none, "
       "and arg1,arg2 for python's function__entry/function__return: the file and the function)")(
+      "off-cpu", "split each call's time into on-CPU and off-CPU time, the latter by kind: runnable (waiting for "
+      "a CPU), lock, io, sleep, another system call, or other (a page fault); the BPF engine follows the "
+      "scheduler only for threads inside a probed call (Linux 5.18+)")(
       "entry-only", "no return probes")("no-args", "capture no arguments or return values by default (calls and latency only)")("return-only", "no entry probes")(
       "engine", po::value<std::string>()->default_value("auto"),
       "bpf (a BPF program on each uprobe writes into one BPF ring buffer; follows threads and children), "
@@ -207,6 +211,8 @@ std::variant<RecordRequest, int> read_request(const po::variables_map& vm, const
   if (*attach != BpfAttach::Auto && req.engine == EngineChoice::Perf)
     return usage_error("record", "--attach is the BPF engine's (the perf engine's is --backend)");
   req.bpf_attach = *attach;
+  req.offcpu = vm.count("off-cpu") > 0;
+  if (req.offcpu && req.engine == EngineChoice::Perf) return usage_error("record", kPerfNoOffCpu);
   req.resolve.debug.debuginfod = true;
   if (vm.count("debug-dir")) req.resolve.debug.debug_dirs = vm["debug-dir"].as<std::vector<std::string>>();
   req.resolve.force_offset = vm.count("force") > 0;
@@ -330,6 +336,8 @@ int cmd_record(int argc, char** argv) {
   auto engine_used = resolve_engine(plan->request);
   if (!engine_used) return fail(engine_used.error().message);
   if (!engine_used->note.empty()) note(engine_used->note);
+  // auto fell back to perf (the note said why the BPF engine cannot run here).
+  if (plan->request.offcpu && engine_used->engine == EngineKind::Perf) return fail(kPerfNoOffCpu);
 
   // One line before the run: what the kernel does at each probe (what a hit will cost),
   // and the cost measured for this kernel and engine, which goes into the file: `uprof bench`'s,

@@ -11,6 +11,7 @@
 
 #include "uprof/attach/workload.h"
 #include "uprof/record/call_stacks.h"
+#include "uprof/record/offcpu_probes.h"
 #include "uprof/record/process_traits.h"
 #include "uprof/record/process_view.h"
 #include "uprof/record/site_placement.h"
@@ -177,6 +178,13 @@ Result<RecordingPlan> plan_recording(RecordRequest request) {
   UPROF_ASSIGN(ProbeTable table, plan_probes(resolved, request.plan, risks));
   const auto stack_notes = plan_call_stacks(table.probes, table.capture, request.call_graph);
   plan.notes.insert(plan.notes.end(), stack_notes.begin(), stack_notes.end());
+  if (request.offcpu) {
+    mark_offcpu_probes(table);
+    if (std::none_of(table.probes.begin(), table.probes.end(), [](const ProbeInfo& p) { return p.offcpu; }))
+      return err("record: --off-cpu splits a call's time, and no probed function is measured at both its entry "
+                 "and its return (or exits)", request.plan.entry_only || request.plan.return_only
+                                                  ? ": drop --entry-only / --return-only" : "");
+  }
   plan.probes = std::move(table.probes);
   plan.capture = std::move(table.capture);
   plan.notes.insert(plan.notes.end(), table.notes.begin(), table.notes.end());

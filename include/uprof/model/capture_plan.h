@@ -51,6 +51,11 @@ struct CallGraphPlan {
   uint64_t stack_min_ns = 0;    // 0: every hit of a stack-carrying probe has its stack
   bool operator==(const CallGraphPlan&) const = default;
 };
+// record --off-cpu: what a probe's hit does with its thread's off-CPU totals
+// (ProbeInfo::offcpu): an entry copies them and opens a call on the thread, a return or
+// an exit copies them and closes one (the BPF engine follows the scheduler only for
+// threads inside a call).
+enum class OffCpuRole : uint8_t { None = 0, Enter = 1, Leave = 2 };
 
 struct ProbeCapture {
   uint32_t probe = 0;          // index in the recording's probe table (ProbeInfo::index)
@@ -68,6 +73,7 @@ struct ProbeCapture {
   // The slot before the stack pointer's (the last without `frame`) is Go's g register,
   // for Event::goroutine (ProbeInfo::goroutine).
   bool goroutine = false;
+  OffCpuRole offcpu = OffCpuRole::None;
   // A USDT probe's semaphore: its file offset, which the kernel increments in each
   // process mapping the file while the probe is attached (the uprobe PMU's
   // ref_ctr_offset, tracefs' "(0xSEM)"); 0 when it has none.

@@ -55,6 +55,9 @@ struct RecordRequest {
   EngineChoice engine = EngineChoice::Auto;
   ProbeBackend backend = ProbeBackend::Tracefs;
   BpfAttach bpf_attach = BpfAttach::Auto;  // the BPF engine's (--attach)
+  // --off-cpu: each call's time off the CPU, by kind (record/offcpu_probes.h); the BPF
+  // engine's alone.
+  bool offcpu = false;
   // With no values in a spec, capture every parameter and the return value
   // DWARF describes (--no-args turns it off).
   bool capture_args = true;

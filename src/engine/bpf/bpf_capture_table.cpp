@@ -40,6 +40,9 @@ Result<uprof_bpf_probe> bpf_capture_entry(const ProbeCapture& probe, Arch arch) 
   entry.probe = probe.probe;
   entry.nslots = static_cast<uint32_t>(probe.values.size());
   entry.stack = static_cast<uint32_t>(probe.stack);  // StackCapture's values are uprof_bpf_stack_mode's
+  static_assert(static_cast<uint32_t>(OffCpuRole::Enter) == UPROF_BPF_OFFCPU_ENTER &&
+                static_cast<uint32_t>(OffCpuRole::Leave) == UPROF_BPF_OFFCPU_LEAVE);
+  entry.offcpu = static_cast<uint32_t>(probe.offcpu);
   const uint16_t sp = arch_info(arch).sp_reg;
   uint32_t text = 0;  // string bytes a hit may write
   for (std::size_t i = 0; i < probe.values.size(); i++) {

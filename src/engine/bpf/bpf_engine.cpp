@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "uprof/arch/syscall_kinds.h"
 #include "uprof/attach/event_attr.h"
 #include "uprof/attach/perf_event.h"
 #include "uprof/attach/uprobe_pmu.h"
@@ -112,6 +113,35 @@ void close_links(std::vector<UniqueFd> links) {
       for (std::size_t i = t; i < links.size(); i += threads) links[i] = UniqueFd();
     });
   for (auto& th : pool) th.join();
+}
+
+// record --off-cpu: whether any probe carries its thread's off-CPU totals.
+bool plan_wants_offcpu(const CapturePlan& plan) {
+  return std::any_of(plan.probes.begin(), plan.probes.end(),
+                     [](const ProbeCapture& p) { return p.offcpu != OffCpuRole::None; });
+}
+
+// The scheduler programs read the kernel's saved registers, so the table is the host's
+// (a recording is of the host's architecture: recording_plan refuses others).
+void set_offcpu_rodata(uprof_capture& skel, bool on) {
+  const SyscallRegs& regs = syscall_regs(host_arch());
+  skel.rodata->offcpu_on = on ? 1 : 0;
+  skel.rodata->sys_nr_off = regs.nr_offset;
+  skel.rodata->sys_nr_size = regs.nr_size;
+  skel.rodata->sys_busy_check = regs.check_busy ? 1 : 0;
+  skel.rodata->sys_busy_off = regs.busy_offset;
+  skel.rodata->sys_busy_value = regs.busy_value;
+}
+
+// The system call -> kind table (arch/syscall_kinds.h), every number the map holds.
+Status fill_offcpu_syscalls(uprof_capture& skel) {
+  const int fd = bpf_map__fd(skel.maps.offcpu_syscalls);
+  for (uint32_t nr = 0; nr < UPROF_BPF_MAX_SYSCALLS; nr++) {
+    const uint32_t kind = static_cast<uint32_t>(syscall_kind(host_arch(), nr));
+    if (bpf_map_update_elem(fd, &nr, &kind, BPF_ANY) != 0)
+      return err("bpf engine: writing the system call table (--off-cpu): ", std::strerror(errno));
+  }
+  return ok();
 }
 
 class BpfEngine final : public CaptureEngine {
@@ -390,11 +420,22 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
   load(skel->progs.uprof_session_text, links_use(true, true, false), how.types.session);
   load(skel->progs.uprof_session_s, links_use(true, false, true), how.types.session);
   load(skel->progs.uprof_session_text_s, links_use(true, true, true), how.types.session);
+  // --off-cpu: the scheduler programs and their maps only when a probe asks for them.
+  const bool offcpu = plan_wants_offcpu(plan);
+  set_offcpu_rodata(*skel, offcpu);
+  load(skel->progs.uprof_offcpu_switch, offcpu, 0);
+  load(skel->progs.uprof_offcpu_wakeup, offcpu, 0);
+  bpf_map__set_autocreate(skel->maps.offcpu_task, offcpu);
+  bpf_map__set_autocreate(skel->maps.offcpu_syscalls, offcpu);
   // The sleepable programs' scratch (a task storage map) only when one is loaded.
   bpf_map__set_autocreate(skel->maps.scratch_task, std::find(sleepables.begin(), sleepables.end(), true) !=
                                                        sleepables.end());
   if (int rc = uprof_capture__load(skel.get()); rc != 0)
-    return err(libbpf_error("bpf engine: loading the BPF programs", rc));
+    return err(libbpf_error(offcpu ? "bpf engine: loading the BPF programs (--off-cpu needs Linux 5.18+: task "
+                                     "storage, bpf_task_pt_regs, sched_switch's prev_state)"
+                                   : "bpf engine: loading the BPF programs",
+                            rc));
+  if (offcpu) UPROF_TRY(fill_offcpu_syscalls(*skel));
   for (uint32_t i = 0; i < table.size(); i++)
     if (bpf_map_update_elem(bpf_map__fd(skel->maps.probes), &i, &table[i], BPF_ANY) != 0)
       return err("bpf engine: writing probe ", i, "'s capture table: ", std::strerror(errno));
@@ -448,6 +489,13 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
     if (!l) return err(libbpf_error(std::string("bpf engine: attaching to the tracepoint ") + name, errno));
     task_links.emplace_back(l);
   }
+  if (offcpu)
+    for (auto [prog, name] : {std::pair{skel->progs.uprof_offcpu_switch, "sched_switch"},
+                              std::pair{skel->progs.uprof_offcpu_wakeup, "sched_wakeup"}}) {
+      bpf_link* l = bpf_program__attach(prog);
+      if (!l) return err(libbpf_error(std::string("bpf engine: --off-cpu: attaching to the tracepoint ") + name, errno));
+      task_links.emplace_back(l);
+    }
   return std::unique_ptr<CaptureEngine>(std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds),
                                                                     std::move(links), std::move(task_links),
                                                                     std::move(texts), std::move(sleepables),

@@ -71,9 +71,9 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   auto h = r.read<uprof_bpf_record>();
   if (!h) return err("BPF record: ", record.size(), " bytes, shorter than its ", sizeof(uprof_bpf_record), "-byte header");
   if (h->nvalues > kMaxValues) return err("BPF record: ", unsigned{h->nvalues}, " values, more than ", kMaxValues);
-  // A hit with strings carries every slot, then its text.
+  // A hit with strings carries every slot and room for the off-CPU totals, then its text.
   const uint8_t kind = h->kind & UPROF_BPF_KIND_MASK;
-  const std::size_t slots = kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_MAX_SLOTS : h->nvalues;
+  const std::size_t slots = kind == UPROF_BPF_HIT_TEXT ? UPROF_BPF_TEXT_SLOTS : h->nvalues;
   auto values = r.bytes(slots * 8);
   if (!values)
     return err("BPF record: ", unsigned{h->nvalues}, " values need ", slots * 8,
@@ -91,6 +91,7 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
   e.lost_until = 0;
   e.frame = 0;
   e.goroutine = 0;
+  e.offcpu = {};
   if (!e.comm.empty()) e.comm.clear();
   if (!e.text.empty()) e.text.clear();
   if (!e.stack.empty()) e.stack.clear();
@@ -121,6 +122,17 @@ Status BpfRecordConverter::convert_into(std::span<const std::byte> record, BpfEv
       for (std::size_t i = 0; i < e.nvalues; i++)
         if (probe.values[i].source == ValueSource::Constant) e.values[i] = static_cast<uint64_t>(probe.values[i].constant);
       e.missing = h->missing & (e.nvalues >= 32 ? ~0u : (1u << e.nvalues) - 1);
+      // --off-cpu: the thread's totals, right after the record's values.
+      if (probe.offcpu != OffCpuRole::None) {
+        constexpr std::size_t kBytes = sizeof(e.offcpu);
+        static_assert(kBytes == UPROF_BPF_OFFCPU_KINDS * 8);
+        auto totals = kind == UPROF_BPF_HIT_TEXT ? std::optional(values->subspan(std::size_t{h->nvalues} * 8, kBytes))
+                                                 : r.bytes(kBytes);
+        if (!totals || totals->size() != kBytes)
+          return err("BPF record: probe ", h->probe, "'s off-CPU totals need ", kBytes, " bytes at byte ", r.offset(),
+                     ", the record has ", r.remaining());
+        std::memcpy(e.offcpu.data(), totals->data(), kBytes);
+      }
       if (kind == UPROF_BPF_HIT_TEXT) UPROF_TRY(take_strings(probe, r, e));
       if (probe.stack == StackCapture::Always || probe.stack == StackCapture::IfLong) {
         // Its STACK record came just before it (the same thread's records keep their order).

@@ -39,6 +39,7 @@ struct task_struct {
   int pid;
   int tgid;
 } __attribute__((preserve_access_index));
+_Static_assert(UPROF_BPF_TEXT_SLOTS == 38, "the largest hit record's class (hit_plain)");
 
 struct {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -156,7 +157,7 @@ _Static_assert(TEXT_ROOM == 8192 && TEXT_ROOM >= UPROF_BPF_TEXT_BYTES + 2048, "t
 _Static_assert(UPROF_BPF_TEXT_BYTES == 4096 && UPROF_BPF_MAX_STRING < 2048, "the masks below");
 struct text_hit {
   struct uprof_bpf_record h;
-  __u64 v[UPROF_BPF_MAX_SLOTS];
+  __u64 v[UPROF_BPF_TEXT_SLOTS]; /* the slots, then room for the off-CPU totals */
   char text[TEXT_ROOM];
 };
 
@@ -187,6 +188,139 @@ struct {
   __type(key, int);
   __type(value, struct text_hit);
 } scratch_task SEC(".maps");
+
+/* record --off-cpu (bpf_capture_abi.h): per thread, its time off the CPU by kind while it
+ * is inside a probed call. The hit programs copy a thread's totals into their records and
+ * keep its depth of probed calls; two scheduler programs add each interval off the CPU of
+ * a thread whose depth is above 0:
+ *   sched_switch, the thread leaves:   preempted or yielding (still TASK_RUNNING) ->
+ *                                      Runnable; else blocked, by the system call it is
+ *                                      in (`offcpu_syscalls`), or Other outside one
+ *   sched_wakeup, a blocked one wakes: its blocked time ends; waiting for a CPU, Runnable
+ *   sched_switch, the thread comes on: the interval ends
+ * Every other thread costs the two programs a task-storage lookup that finds nothing.
+ * Set by user space before load; 0 leaves all of it out of the verified programs. */
+const volatile __u32 offcpu_on = 0;
+/* Where the kernel's saved user registers hold the system call a thread is in (the
+ * host's arch/ table, syscall_kinds.h): the number's offset and size, and on x86-64 the
+ * register that holds busy_value (-ENOSYS) during a system call. */
+const volatile __u32 sys_nr_off = 0;
+const volatile __u32 sys_nr_size = 8;
+const volatile __u32 sys_busy_check = 0;
+const volatile __u32 sys_busy_off = 0;
+const volatile __s64 sys_busy_value = 0;
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct uprof_bpf_offcpu);
+} offcpu_task SEC(".maps");
+
+/* System call number -> its kind (a uprof_bpf_offcpu_kind), written by user space. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, UPROF_BPF_MAX_SYSCALLS);
+  __type(key, __u32);
+  __type(value, __u32);
+} offcpu_syscalls SEC(".maps");
+
+static __always_inline void offcpu_step(struct uprof_bpf_offcpu *o, __u32 role) {
+  if (role == UPROF_BPF_OFFCPU_ENTER)
+    o->depth++;
+  else if (o->depth > 0)
+    o->depth--;
+}
+
+/* Copies the current thread's totals to v[n .. n + UPROF_BPF_OFFCPU_KINDS) (v has `cap`
+ * slots) and moves its depth by `role`. 0 when the thread has no storage and none could
+ * be made: the hit is then dropped, as a call without its totals would read as all on
+ * the CPU. */
+static __always_inline int offcpu_put(__u64 *v, const __u32 cap, __u32 n, __u32 role) {
+  struct uprof_bpf_offcpu *o =
+      bpf_task_storage_get(&offcpu_task, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!o) return 0;
+  for (__u32 k = 0; k < UPROF_BPF_OFFCPU_KINDS; k++) {
+    __u32 at = n + k;
+    if (at < cap) v[at] = o->total[k];
+  }
+  offcpu_step(o, role);
+  return 1;
+}
+
+/* A hit whose record the ring had no room for still opens or closes its call: a dropped
+ * return that left its thread one call deeper would keep the thread followed for ever. */
+static __always_inline void offcpu_dropped(__u32 role) {
+  if (!offcpu_on || !role) return;
+  struct uprof_bpf_offcpu *o = bpf_task_storage_get(&offcpu_task, bpf_get_current_task_btf(), 0, 0);
+  if (o) offcpu_step(o, role);
+}
+
+/* Ends the thread's interval off the CPU at `now`, adding it to its kind. */
+static __always_inline void offcpu_add(struct uprof_bpf_offcpu *o, __u64 now) {
+  __u32 k = o->kind;
+  if (k < UPROF_BPF_OFFCPU_KINDS && now > o->since) o->total[k] += now - o->since;
+  o->since = 0;
+}
+
+/* What a thread that blocks is blocked in: the kind of its system call, or Other. */
+static __always_inline __u32 blocked_kind(struct task_struct *task) {
+  long regs = (long)bpf_task_pt_regs(task);
+  if (!regs) return UPROF_BPF_OFF_OTHER;
+  __s64 nr = -1;
+  if (sys_nr_size == 4) {
+    __s32 nr32 = -1;
+    if (bpf_probe_read_kernel(&nr32, 4, (void *)(regs + sys_nr_off))) return UPROF_BPF_OFF_OTHER;
+    nr = nr32;
+  } else if (bpf_probe_read_kernel(&nr, 8, (void *)(regs + sys_nr_off))) {
+    return UPROF_BPF_OFF_OTHER;
+  }
+  if (nr < 0) return UPROF_BPF_OFF_OTHER;
+  if (sys_busy_check) {
+    __s64 busy = 0;
+    if (bpf_probe_read_kernel(&busy, 8, (void *)(regs + sys_busy_off)) || busy != sys_busy_value)
+      return UPROF_BPF_OFF_OTHER;
+  }
+  if (nr >= UPROF_BPF_MAX_SYSCALLS) return UPROF_BPF_OFF_SYSCALL;
+  __u32 key = (__u32)nr;
+  __u32 *kind = bpf_map_lookup_elem(&offcpu_syscalls, &key);
+  return kind ? *kind : UPROF_BPF_OFF_SYSCALL;
+}
+
+/* tp_btf/sched_switch: (bool preempt, struct task_struct *prev, struct task_struct *next,
+ * unsigned int prev_state), Linux 5.18+. */
+SEC("tp_btf/sched_switch")
+int uprof_offcpu_switch(__u64 *ctx) {
+  if (!offcpu_on) return 0;
+  const bool preempt = ctx[0];
+  struct task_struct *prev = (struct task_struct *)ctx[1];
+  struct task_struct *next = (struct task_struct *)ctx[2];
+  const __u32 prev_state = (__u32)ctx[3];
+  __u64 now = 0;
+  struct uprof_bpf_offcpu *o = bpf_task_storage_get(&offcpu_task, prev, 0, 0);
+  if (o && o->depth > 0) {
+    now = bpf_ktime_get_ns();
+    o->since = now;
+    o->kind = preempt || prev_state == 0 /* TASK_RUNNING */ ? UPROF_BPF_OFF_RUNNABLE : blocked_kind(prev);
+  }
+  o = bpf_task_storage_get(&offcpu_task, next, 0, 0);
+  if (o && o->since) offcpu_add(o, now ? now : bpf_ktime_get_ns());
+  return 0;
+}
+
+/* tp_btf/sched_wakeup: (struct task_struct *p). A blocked thread's wait for a CPU starts. */
+SEC("tp_btf/sched_wakeup")
+int uprof_offcpu_wakeup(__u64 *ctx) {
+  if (!offcpu_on) return 0;
+  struct task_struct *task = (struct task_struct *)ctx[0];
+  struct uprof_bpf_offcpu *o = bpf_task_storage_get(&offcpu_task, task, 0, 0);
+  if (!o || !o->since || o->kind == UPROF_BPF_OFF_RUNNABLE) return 0;
+  __u64 now = bpf_ktime_get_ns();
+  offcpu_add(o, now);
+  o->since = now;
+  o->kind = UPROF_BPF_OFF_RUNNABLE;
+  return 0;
+}
 
 /* Runs one slot's steps; returns 0 when a read failed, 1 with the value in *out, 2
  * for a string: its address in *out and the most bytes to copy in *max. */
@@ -233,6 +367,7 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
       __u64 v[CAP];                                                                     \
     } *r = bpf_ringbuf_reserve(&events, sizeof(struct hit##CAP), 0);                    \
     if (!r) {                                                                           \
+      offcpu_dropped(p->offcpu);                                                        \
       hit_dropped(c, tgid, tid, 0);                                                     \
       return 0;                                                                         \
     }                                                                                   \
@@ -248,6 +383,12 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
         missing |= 1u << i;                                                             \
     }                                                                                   \
     r->h.missing = missing;                                                             \
+    if (offcpu_on && p->offcpu && !offcpu_put(r->v, CAP, n, p->offcpu)) {               \
+      __u32 carried = lost_carried(&r->h);                                              \
+      bpf_ringbuf_discard(r, 0);                                                        \
+      hit_dropped(c, tgid, tid, carried);                                               \
+      return 0;                                                                         \
+    }                                                                                   \
     bpf_ringbuf_submit(r, submit_flags());                                              \
     c->written++;                                                                       \
     return 0;                                                                           \
@@ -467,6 +608,7 @@ static __always_inline int hit_text(struct pt_regs *ctx, __u32 key, const bool s
                                                         BPF_LOCAL_STORAGE_GET_F_CREATE)
                                  : bpf_map_lookup_elem(&scratch, &zero);
   if (!r) { /* no memory for a thread's scratch: the hit counts as dropped */
+    offcpu_dropped(p->offcpu);
     hit_dropped(c, tgid, tid, 0);
     return 0;
   }
@@ -476,10 +618,15 @@ static __always_inline int hit_text(struct pt_regs *ctx, __u32 key, const bool s
   struct text_fill f = {.ctx = ctx, .p = p, .r = r, .n = n, .pos = 0, .missing = 0};
   bpf_loop(UPROF_BPF_MAX_SLOTS, sleepable ? fill_text_slot_sleep : fill_text_slot_nosleep, &f, 0);
   r->h.missing = f.missing;
+  if (offcpu_on && p->offcpu && !offcpu_put(r->v, UPROF_BPF_TEXT_SLOTS, n, p->offcpu)) {
+    hit_dropped(c, tgid, tid, lost_carried(&r->h));
+    return 0;
+  }
   __u64 text = f.pos; /* at most UPROF_BPF_TEXT_BYTES + UPROF_BPF_MAX_STRING */
   asm volatile("%0 &= 8191" : "+r"(text));
   r->h.reserved |= (__u32)text;
   if (bpf_ringbuf_output(&events, r, sizeof(r->h) + sizeof(r->v) + text, submit_flags())) {
+    /* offcpu_put moved the depth already */
     hit_dropped(c, tgid, tid, lost_carried(&r->h));
     return 0;
   }
@@ -495,10 +642,12 @@ static __always_inline int hit_plain(struct pt_regs *ctx, __u32 key, const bool 
   struct uprof_bpf_probe *p = h.p;
   struct uprof_bpf_counts *c = h.c;
   stack_at_hit(ctx, p, tgid, tid, time, sleepable);
-  if (n <= 2) EMIT_HIT(2, sleepable);
-  if (n <= 4) EMIT_HIT(4, sleepable);
-  if (n <= 8) EMIT_HIT(8, sleepable);
-  EMIT_HIT(32, sleepable);
+  /* The record's size class holds the values and, with --off-cpu, the totals after them. */
+  const __u32 need = n + (offcpu_on && p->offcpu ? UPROF_BPF_OFFCPU_KINDS : 0);
+  if (need <= 2) EMIT_HIT(2, sleepable);
+  if (need <= 4) EMIT_HIT(4, sleepable);
+  if (need <= 8) EMIT_HIT(8, sleepable);
+  EMIT_HIT(38, sleepable); /* UPROF_BPF_TEXT_SLOTS */
 }
 
 /* The four kinds of hit, by what the program may do. */

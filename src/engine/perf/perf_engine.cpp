@@ -127,6 +127,8 @@ class PerfEngine final : public CaptureEngine {
 
 Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan, const CaptureTarget& target,
                                                         const PerfEngineOptions& options) {
+  for (const ProbeCapture& p : plan.probes)
+    if (p.offcpu != OffCpuRole::None) return err("perf engine: ", kPerfNoOffCpu);
   std::string tracefs_dir;
   if (options.backend == ProbeBackend::Tracefs) {
     UPROF_ASSIGN(tracefs_dir, find_tracefs());

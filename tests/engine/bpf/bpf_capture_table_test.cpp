@@ -210,5 +210,19 @@ TEST(BpfCaptureTable, StringsBeyondTheTextRoomOrTooManyReadsAreRefused) {
   EXPECT_NE(d.error().message.find("value 'd': more memory reads than the BPF engine's 4 steps"), std::string::npos);
 }
 
+// record --off-cpu: the probe's role in its thread's depth of calls goes into its entry.
+TEST(BpfCaptureTable, OffCpuRole) {
+  ProbeCapture entry = probe_with({value("a", ValueSource::Register, 5)});
+  entry.offcpu = OffCpuRole::Enter;
+  ProbeCapture ret = probe_with({});
+  ret.offcpu = OffCpuRole::Leave;
+  auto e = bpf_capture_entry(entry, Arch::X86_64), r = bpf_capture_entry(ret, Arch::X86_64),
+       none = bpf_capture_entry(probe_with({}), Arch::X86_64);
+  ASSERT_TRUE(e.ok() && r.ok() && none.ok());
+  EXPECT_EQ(e->offcpu, unsigned{UPROF_BPF_OFFCPU_ENTER});
+  EXPECT_EQ(r->offcpu, unsigned{UPROF_BPF_OFFCPU_LEAVE});
+  EXPECT_EQ(none->offcpu, unsigned{UPROF_BPF_OFFCPU_NONE});
+}
+
 }  // namespace
 }  // namespace uprof

@@ -180,7 +180,7 @@ TEST(BpfRecords, TextHitsCarryTheirStringsWholeOrCut) {
                          .values = {s, n, s, s}});
   BpfRecordConverter c(plan);
   const std::string text = std::string("key7\0", 5) + std::string("abcde\0", 6);
-  std::vector<uint64_t> slots(UPROF_BPF_MAX_SLOTS, 0);
+  std::vector<uint64_t> slots(UPROF_BPF_TEXT_SLOTS, 0);
   slots[0] = 5;                     // "key7" + NUL at 0: exactly string_max, kept whole
   slots[1] = 42;                    // a number
   slots[2] = uint64_t{5} << 32 | 6; // "abcde" + NUL: one more than string_max, cut
@@ -221,6 +221,68 @@ TEST(BpfRecords, TextHitsCarryTheirStringsWholeOrCut) {
   auto b = c.convert(bad);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.error().message, "BPF record: probe 0 string 0 at 9+5, past its 11 text bytes");
+}
+
+// record --off-cpu: a probe's hits carry their thread's totals (ns per OffCpuKind) right
+// after the record's values, in a size class with room to spare.
+TEST(BpfRecords, OffCpuTotalsFollowTheValues) {
+  CapturePlan plan = add_plan();
+  plan.probes[0].offcpu = OffCpuRole::Enter;
+  plan.probes[1].offcpu = OffCpuRole::Leave;
+  BpfRecordConverter c(plan);
+  // The entry: 3 values, then runnable 5, lock 0, io 7, sleep 1000, syscall 0, other 2; 8 bytes of class padding.
+  auto entry = record(UPROF_BPF_HIT, 0, 9, 9, 100, {1, 2, 0, 5, 0, 7, 1000, 0, 2, 0xdead});
+  entry[offsetof(uprof_bpf_record, nvalues)] = std::byte{3};
+  auto ev = c.convert(entry);
+  ASSERT_TRUE(ev.ok()) << ev.error().message;
+  EXPECT_EQ(ev->event.nvalues, 3);
+  EXPECT_EQ(ev->event.values[1], 2u);
+  EXPECT_EQ(ev->event.offcpu, (OffCpuTimes{5, 0, 7, 1000, 0, 2}));
+  // A probe without them: the next record of the converter (reused) carries none.
+  plan.probes[1].offcpu = OffCpuRole::None;
+  BpfRecordConverter plain(plan);
+  auto first = plain.convert(entry);
+  ASSERT_TRUE(first.ok());
+  auto ret_rec = record(UPROF_BPF_HIT, 1, 9, 9, 200, {11, 99, 99, 99, 99, 99, 99});
+  ret_rec[offsetof(uprof_bpf_record, nvalues)] = std::byte{1};
+  auto ret = plain.convert(ret_rec);
+  ASSERT_TRUE(ret.ok());
+  EXPECT_EQ(ret->event.offcpu, OffCpuTimes{});
+}
+
+TEST(BpfRecords, OffCpuTotalsMissingAreABrokenRecordNamed) {
+  CapturePlan plan = add_plan();
+  plan.probes[1].offcpu = OffCpuRole::Leave;
+  BpfRecordConverter c(plan);
+  auto r = c.convert(record(UPROF_BPF_HIT, 1, 9, 9, 200, {11}, 0, 1, /*extra=*/16));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "BPF record: probe 1's off-CPU totals need 48 bytes at byte 40, the record has 16");
+}
+
+// In a HIT_TEXT record the totals are in the fixed value area, after the record's values.
+TEST(BpfRecords, OffCpuTotalsOfATextHit) {
+  CapturePlan plan{.arch = Arch::X86_64, .probes = {}};
+  ValueSpec s{.name = "s", .source = ValueSource::Register, .reg = 5};
+  s.deref = true;
+  s.kind = ValueKind::String;
+  s.string_max = 8;
+  plan.probes.push_back({.probe = 0, .path = "/bin/x", .file_offset = 0x1139, .is_return = false, .reads = {},
+                         .values = {s}, .offcpu = OffCpuRole::Enter});
+  BpfRecordConverter c(plan);
+  std::vector<uint64_t> slots(UPROF_BPF_TEXT_SLOTS, 0);
+  slots[0] = 3;  // "ab" + NUL at 0
+  for (std::size_t k = 0; k < UPROF_BPF_OFFCPU_KINDS; k++) slots[1 + k] = 10 * (k + 1);
+  auto rec = record(UPROF_BPF_HIT_TEXT, 0, 10, 10, 7, slots);
+  rec[offsetof(uprof_bpf_record, nvalues)] = std::byte{1};
+  const std::string text("ab\0", 3);
+  uint32_t len = 3;
+  std::memcpy(rec.data() + offsetof(uprof_bpf_record, reserved), &len, 4);
+  rec.insert(rec.end(), reinterpret_cast<const std::byte*>(text.data()),
+             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  auto e = c.convert(rec);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(string_value(e->event, 0).bytes, "ab");
+  EXPECT_EQ(e->event.offcpu, (OffCpuTimes{10, 20, 30, 40, 50, 60}));
 }
 
 }  // namespace

@@ -58,6 +58,7 @@ struct uprof_bpf_probe {
   __u32 text;   /* 1: a slot reads a string (HIT_TEXT records) */
   __u32 faults; /* 1: a slot reads user memory behind an address: the sleepable program,
                    which may fault a page in (a page the process has not touched yet) */
+  __u32 offcpu; /* record --off-cpu: a uprof_bpf_offcpu_role */
   struct uprof_bpf_slot slots[UPROF_BPF_MAX_SLOTS];
   __u32 stack;  /* record -g: a uprof_bpf_stack_mode */
   __u32 pad;
@@ -78,13 +79,43 @@ enum uprof_bpf_stack_mode {
 #define UPROF_BPF_CALL_DEPTH 64
 /* The most user stack bytes a STACK record holds (as perf's --call-graph dwarf,SIZE). */
 #define UPROF_BPF_STACK_MAX 65528
+/* record --off-cpu. A probe of a function's entry, or of its return or exits, copies its
+ * thread's off-CPU totals (UPROF_BPF_OFFCPU_KINDS u64, model/recording.h OffCpuKind order)
+ * into its hit record, right after the record's `nvalues` values (inside a HIT_TEXT
+ * record's fixed value area, UPROF_BPF_TEXT_SLOTS). An entry also counts the thread one
+ * call deeper, a return or exit one call shallower: the scheduler programs add to the
+ * totals only while a thread is inside a probed call (depth > 0). */
+enum uprof_bpf_offcpu_role {
+  UPROF_BPF_OFFCPU_NONE = 0,
+  UPROF_BPF_OFFCPU_ENTER = 1, /* copy the totals, then depth + 1 */
+  UPROF_BPF_OFFCPU_LEAVE = 2, /* copy the totals, then depth - 1 (never below 0) */
+};
+#define UPROF_BPF_OFFCPU_KINDS 6 /* kOffCpuKinds */
+/* A HIT_TEXT record's value area: its slots, then room for the totals. */
+#define UPROF_BPF_TEXT_SLOTS (UPROF_BPF_MAX_SLOTS + UPROF_BPF_OFFCPU_KINDS)
+/* Syscall numbers the kind table (`offcpu_syscalls`) holds; a larger one is Syscall. */
+#define UPROF_BPF_MAX_SYSCALLS 1024
+enum uprof_bpf_offcpu_kind {
+  UPROF_BPF_OFF_RUNNABLE = 0,
+  UPROF_BPF_OFF_SYSCALL = 4,
+  UPROF_BPF_OFF_OTHER = 5,
+};
+
+/* The `offcpu_task` task storage: a thread's off-CPU state, made at its first hit of an
+ * off-CPU probe. */
+struct uprof_bpf_offcpu {
+  __u64 total[UPROF_BPF_OFFCPU_KINDS]; /* ns off the CPU by kind, while depth > 0 */
+  __u64 since; /* when it left the CPU (or was woken), 0 while it runs */
+  __u32 depth; /* probed calls open on the thread */
+  __u32 kind;  /* what it is off the CPU for since `since` */
+};
 
 enum uprof_bpf_record_kind {
   UPROF_BPF_HIT = 1,  /* a probe hit: values[0..nvalues) */
   UPROF_BPF_FORK = 2, /* pid/tid created; values[0] = parent pid, values[1] = parent tid */
   UPROF_BPF_EXIT = 3, /* pid/tid exited */
   UPROF_BPF_COMM = 4, /* pid/tid took the name in values[0..2) (16 bytes, NUL-padded) */
-  UPROF_BPF_HIT_TEXT = 5, /* a hit with strings: UPROF_BPF_MAX_SLOTS values, then `reserved` text bytes */
+  UPROF_BPF_HIT_TEXT = 5, /* a hit with strings: UPROF_BPF_TEXT_SLOTS values, then `reserved` text bytes */
   /* The call stack of the thread's next HIT record (same tid and time): the probed
    * thread's struct pt_regs in UPROF_BPF_REGS_BYTES bytes, then `missing` bytes of its user
    * stack from the stack pointer up (the record has room for the plan's stack size). */

@@ -34,6 +34,14 @@ struct PerfEngineOptions {
 // Finds tracefs (for the tracefs backend: a user who is not root learns here that
 // it needs root), removes what a killed uprof left there, and opens every event,
 // disabled. `plan` must outlive the engine.
+// Why the perf engine refuses record --off-cpu: a perf event cannot act at a context
+// switch, so it cannot add up a thread's time off the CPU only while the thread is inside
+// a probed call, nor say which system call it blocked in. (perf's own --off-cpu runs a
+// BPF program on sched_switch too, and for the whole program, not per call.)
+inline constexpr const char* kPerfNoOffCpu =
+    "--off-cpu needs the BPF engine: a perf event cannot follow a thread's switches off the CPU inside a probed "
+    "call (perf's own --off-cpu is a BPF program too)";
+
 Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan, const CaptureTarget& target,
                                                         const PerfEngineOptions& options);
 
