@@ -42,7 +42,7 @@ std::string_view to_string(StackWeight w) {
 Result<StackWeight> parse_stack_weight(std::string_view s) {
   for (StackWeight w : {StackWeight::Calls, StackWeight::Latency, StackWeight::OnCpu, StackWeight::OffCpu})
     if (s == to_string(w)) return w;
-  return err("report: --weight takes calls, latency, on-cpu or off-cpu, not '", s, "'");
+  return err("--weight takes calls, latency, on-cpu or off-cpu, not '", s, "'");
 }
 
 uint64_t weight_of(const StackWeights& w, StackWeight which) {
