@@ -64,6 +64,27 @@ TEST(FrameSymbols, NamesTheFunctionsInlinedAtACallSite) {
   EXPECT_GT(inlined, 0);
 }
 
+// A stripped binary names its frames from its separate debug file (.gnu_debuglink), as
+// the binary it was stripped from does.
+TEST(FrameSymbols, AStrippedBinaryIsNamedFromItsDebugFile) {
+  const std::string full = test::fixture("x86_64", "funcs_O2_pie"), stripped = test::fixture("x86_64", "funcs_stripped");
+  auto img = Image::load(full, DebugSearch{});
+  ASSERT_TRUE(img) << img.error().message;
+  auto bare = Image::load(stripped, DebugSearch{});
+  ASSERT_TRUE(bare) << bare.error().message;
+  ASSERT_TRUE(bare.value()->stripped());
+  FrameSymbolizer names;
+  names.add_object(1, full, img.value()->elf.build_id());
+  names.add_object(2, stripped, bare.value()->elf.build_id());
+  for (const char* callee : {"add", "mul3", "loop_sum", "sql_close"}) {
+    const uint64_t ret = test::return_address(**img, "main", callee);
+    ASSERT_NE(ret, 0u) << callee;
+    EXPECT_EQ(names.name({1, ret}).functions, std::vector<std::string>{"main"}) << callee;
+    EXPECT_EQ(names.name({2, ret}).functions, std::vector<std::string>{"main"}) << callee;
+  }
+  EXPECT_TRUE(names.problems().empty());
+}
+
 TEST(FrameSymbols, CodeNoFileBacksIsUnknown) {
   FrameSymbolizer names;
   const FrameName& n = names.name({0, 0x7f0012345678});

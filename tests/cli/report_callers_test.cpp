@@ -41,6 +41,27 @@ TEST(ReportCallers, ByCallerRows) {
   }
 }
 
+TEST(ReportCallers, JsonFollowsItsSchema) {
+  const auto w = test::WhySlow::load();
+  const std::string data = test::why_slow_recording(w, "cli_json.data");
+  test::TempDir dir;
+  for (const char* by : {"--by-thread", "--by-caller"}) {
+    for (bool split : {false, true}) {
+      std::vector<std::string> argv{uprof_binary(), "report", data, "--format", "json", "-o", dir.file("r.json")};
+      if (split) argv.push_back(by);
+      auto r = run(argv);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      auto v = test::run_shell("/usr/bin/python3 " + std::string(UPROF_SOURCE_DIR) + "/scripts/validate_json.py " +
+                               std::string(UPROF_SOURCE_DIR) + "/docs/report.schema.json < " + dir.file("r.json"));
+      EXPECT_EQ(v.out, "valid\n") << by << " " << split << ": " << v.out << v.err;
+    }
+  }
+  auto d = test::run_shell("'" + uprof_binary() + "' diff --by-caller --format json " + data + " " + data + " | /usr/bin/python3 " +
+                           std::string(UPROF_SOURCE_DIR) + "/scripts/validate_json.py " + std::string(UPROF_SOURCE_DIR) +
+                           "/docs/diff.schema.json");
+  EXPECT_EQ(d.out, "valid\n") << d.out << d.err;
+}
+
 TEST(ReportCallers, PprofGoesToAFile) {
   const auto w = test::WhySlow::load();
   const std::string data = test::why_slow_recording(w, "cli_pprof.data");
