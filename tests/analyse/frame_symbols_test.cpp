@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "analyse/why_slow_builders.h"
 #include "support/test_support.h"
 #include "uprof/resolve/resolver.h"
@@ -62,6 +64,29 @@ TEST(FrameSymbols, NamesTheFunctionsInlinedAtACallSite) {
     EXPECT_EQ(n.functions.back(), outer->source);
   }
   EXPECT_GT(inlined, 0);
+}
+
+// C++: an inlined member function and the function it is inlined in, by their demangled
+// linkage names, as the function table names functions.
+TEST(FrameSymbols, InlinedCxxMethodsByTheirFullNames) {
+  const std::string bin = test::fixture("x86_64", "lines_cxx_O2");
+  Resolver r;
+  auto spec = parse_probe_spec("ns::Acc::add");
+  ASSERT_TRUE(spec) << spec.error().message;
+  auto probes = r.resolve(*spec, bin);
+  ASSERT_TRUE(probes) << probes.error().message;
+  auto img = r.image(bin);
+  ASSERT_TRUE(img);
+  FrameSymbolizer names;
+  names.add_object(1, bin, img.value()->elf.build_id());
+  std::set<std::string> seen;
+  for (const ResolvedProbe& p : *probes) {
+    const FrameName& n = names.name({1, p.file_offset + 1});
+    ASSERT_EQ(n.functions.size(), 2u) << p.file_offset;
+    seen.insert(n.functions.front());
+    EXPECT_EQ(n.functions.back(), "run(int)");
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"ns::Acc::add(long)", "ns::Acc::add(int, int)"}));
 }
 
 // A stripped binary names its frames from its separate debug file (.gnu_debuglink), as
