@@ -257,6 +257,7 @@ std::string function_section(const ReportModel& m, const TextReportOptions& o, c
   t.columns.erase(t.columns.begin());
   t.rows.push_back(figures(m, total));
   out += html_table(t);
+  if (total.cpu.recorded()) out += "<p class=\"muted\">" + text(micro(cpu_split_text(total.cpu))) + "</p>";
   if (total.unmatched_total()) {
     std::string s;
     for (std::size_t r = 0; r < kUnmatchedReasons; r++)
