@@ -75,6 +75,7 @@ void GroupStats::merge(const GroupStats& other) {
   below_compensation += other.below_compensation;
   for (std::size_t r = 0; r < kUnmatchedReasons; ++r) unmatched[r] += other.unmatched[r];
   for (std::size_t i = 0; i < values.size() && i < other.values.size(); ++i) values[i].merge(other.values[i]);
+  cpu.merge(other.cpu);
 }
 
 Status check_aggregate_options(const ProbeFunctions& functions, const AggregateOptions& options) {
@@ -241,11 +242,19 @@ uint32_t Aggregator::goroutine_id(uint32_t pid, GoroutineKey g) {
   return (uint32_t{1} << kGenerationShift) + ins.position;
 }
 
+uint32_t Aggregator::caller_id(std::span<const StackFrame> stack) {
+  if (stack.empty()) return 0;
+  const auto ins = caller_index_.insert({.a = stack[0].object, .b = stack[0].offset}, callers_);
+  if (ins.inserted) ++callers_;
+  return ins.position + 1;
+}
+
 GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
-                              std::string_view comm, GoroutineKey goroutine) {
+                              std::string_view comm, GoroutineKey goroutine, std::span<const StackFrame> stack) {
   if (!keyed_) return groups_[group_of_function_[function]];
   function = row_of(function);
-  const uint32_t id = options_.by == GroupBy::Thread                    ? thread_id(pid, tid, comm)
+  const uint32_t id = options_.by == GroupBy::Caller                    ? caller_id(stack)
+                      : options_.by == GroupBy::Thread                  ? thread_id(pid, tid, comm)
                       : options_.by == GroupBy::Process                 ? pid
                       : options_.by == GroupBy::Goroutine && goroutine.value ? goroutine_id(pid, goroutine)
                       : options_.by == GroupBy::Goroutine               ? pid
@@ -261,11 +270,13 @@ GroupStats& Aggregator::group(uint32_t function, uint32_t pid, uint32_t tid, std
     found = static_cast<uint32_t>(groups_.size());
     group_index_.insert(key, *found);
     GroupStats g = make_group(function);
-    g.pid = options_.by == GroupBy::Function ? 0 : pid;
+    g.pid = options_.by == GroupBy::Function || options_.by == GroupBy::Caller ? 0 : pid;
     g.tid = options_.by == GroupBy::Thread ? tid : 0;
     g.goroutine = options_.by == GroupBy::Goroutine ? goroutine.value : 0;
     g.goroutine_is_id = options_.by == GroupBy::Goroutine && goroutine.is_id;
-    if (options_.by != GroupBy::Function) g.comm = comm;  // by process: the name of its first thread seen
+    g.has_caller = options_.by == GroupBy::Caller && !stack.empty();
+    if (g.has_caller) g.caller_site = stack[0];
+    if (options_.by != GroupBy::Function && options_.by != GroupBy::Caller) g.comm = comm;  // by process: the name of its first thread seen
     g.other_values = (key.a & kOtherBit) != 0;
     g.has_by_value = by_value && !g.other_values;
     g.by_value = g.has_by_value ? *by_value : 0;
@@ -288,13 +299,14 @@ void Aggregator::on_call(const Call& c, std::string_view comm) {
              : by_value_of(c.function, f.return_probe, c.return_values);
   }
   GroupStats& g = group(c.function, c.pid, c.tid, by, comm,
-                        goroutine_of(c.function, c.goroutine, c.entry_values, c.entry_missing));
+                        goroutine_of(c.function, c.goroutine, c.entry_values, c.entry_missing), c.stack);
   ++g.calls;
   const uint64_t d = options_.duration_of(c);
   g.below_compensation += options_.compensate && d == 0 &&
                           c.duration <= options_.compensation_for(c.function) + c.nested_probe_ns;
   g.latency.record(d);
   if (g.linear) g.linear->record(d);
+  if (c.has_offcpu) g.cpu.add(d, c.offcpu);
   g.nested_probe_ns += c.nested_probe_ns;
   add_values(g, c.function, f.entry_probe, c.entry_values, c.entry_missing);
   add_values(g, c.function, f.return_probe, c.return_values, c.return_missing);

@@ -17,6 +17,7 @@ std::string file_name(const std::string& path) {
 struct Key {
   std::string function;
   std::string thread;
+  std::string caller;
   bool has_by_value = false;
   bool other_values = false;
   uint64_t by_value = 0;
@@ -40,12 +41,14 @@ void add_side(const ReportModel& m, const DiffOptions& o, DiffSide DiffRow::*sid
     const FunctionInfo& f = m.functions.functions[g.function];
     Key k{.function = names[g.function],
           .thread = o.by == GroupBy::Thread ? g.comm : std::string(),
+          .caller = o.by == GroupBy::Caller ? g.caller : std::string(),
           .has_by_value = g.has_by_value,
           .other_values = g.other_values,
           .by_value = g.by_value};
     DiffRow& r = rows[k];
     r.function = k.function;
     r.thread = k.thread;
+    r.caller = k.caller;
     r.has_by_value = k.has_by_value;
     r.other_values = k.other_values;
     r.by_value = k.by_value;
@@ -179,11 +182,19 @@ DiffModel diff_reports(ReportModel a, ReportModel b, const DiffOptions& options)
 }
 
 Result<DiffModel> build_diff(const std::string& path_a, const std::string& path_b, const DiffOptions& options) {
-  if (options.by != GroupBy::Function && options.by != GroupBy::Thread)
-    return err("diff: only functions, threads (by name) and --by values are matched across recordings");
+  if (options.by != GroupBy::Function && options.by != GroupBy::Thread && options.by != GroupBy::Caller)
+    return err("diff: only functions, threads (by name), callers (by name) and --by values are matched across recordings");
   UPROF_ASSIGN(ReportModel a, read_side(path_a, options));
   UPROF_ASSIGN(ReportModel b, read_side(path_b, options));
-  return diff_reports(std::move(a), std::move(b), options);
+  // --by caller is --by-caller where the files capture no value named "caller" (resolve_by_caller).
+  DiffOptions o = options;
+  if (a.options.by == GroupBy::Caller && b.options.by == GroupBy::Caller) {
+    o.by = GroupBy::Caller;
+    o.by_value.clear();
+  } else if (a.options.by != b.options.by) {
+    return err("diff: --by caller names the callers in one file and a captured value 'caller' in the other");
+  }
+  return diff_reports(std::move(a), std::move(b), o);
 }
 
 std::vector<Regression> regressions(const DiffModel& m, double percent) {

@@ -6,14 +6,23 @@ namespace uprof {
 
 namespace {
 
-// The report's Aggregator, and an observer of its calls. The Aggregator is final: its
-// calls here are direct, so the wrapper adds no second virtual call per event.
-class ObservedAggregator final : public EventSink {
+// The report's Aggregator, and what else hears the same calls: an observer of them
+// (the HTML page's timelines), the stacks of a recording made with -g, the files their
+// frames name. The Aggregator is final: its calls here are direct, so the wrapper adds
+// one virtual call per event, and build_report uses it only when there is more to feed.
+class ReportSink final : public EventSink {
  public:
-  ObservedAggregator(Aggregator& agg, CallObserver& observer) : agg_(agg), observer_(observer) {}
+  ReportSink(Aggregator& agg, CallObserver* observer, StackCollector* stacks, FrameSymbolizer& names,
+             const AggregateOptions& options, const ProbeFunctions& functions)
+      : agg_(agg), observer_(observer), stacks_(stacks), names_(names), options_(options), functions_(functions) {}
   void on_call(const Call& c, std::string_view comm) override {
     agg_.on_call(c, comm);
-    observer_.on_call(c, comm);
+    if (observer_) observer_->on_call(c, comm);
+    if (stacks_ && agg_.selected(c.function)) {
+      // A clone's calls count in its row's function, as the Aggregator counts them.
+      const uint32_t row = functions_.functions[c.function].row;
+      stacks_->add(row != kNoFunction && agg_.selected(row) ? row : c.function, c, options_.duration_of(c));
+    }
   }
   void on_unmatched(const Unmatched& u, std::string_view comm) override { agg_.on_unmatched(u, comm); }
   void on_hit(const Hit& h, std::string_view comm) override { agg_.on_hit(h, comm); }
@@ -23,10 +32,17 @@ class ObservedAggregator final : public EventSink {
   void on_lost(const Event& e) override { agg_.on_lost(e); }
   void on_thread(uint32_t pid, uint32_t tid, std::string_view comm) override { agg_.on_thread(pid, tid, comm); }
   void on_paired() override { agg_.on_paired(); }
+  void on_object(uint32_t object, std::string_view path, std::string_view build_id) override {
+    names_.add_object(object, std::string(path), std::string(build_id));
+  }
 
  private:
   Aggregator& agg_;
-  CallObserver& observer_;
+  CallObserver* observer_;
+  StackCollector* stacks_;
+  FrameSymbolizer& names_;
+  const AggregateOptions& options_;
+  const ProbeFunctions& functions_;
 };
 
 }  // namespace
@@ -43,6 +59,17 @@ std::vector<uint64_t> probe_cost_by_function(const RecordingMeta& meta, const Pr
     out.push_back(c ? c : meta.probe_cost_ns);
   }
   return out;
+}
+
+void resolve_by_caller(const ProbeFunctions& functions, AggregateOptions& options) {
+  if (options.by_value != "caller") return;
+  const auto selected = select_functions(functions.functions, options.filter);
+  for (std::size_t i = 0; i < functions.functions.size(); ++i)
+    if (selected[i])
+      for (const ValueSpec& v : functions.functions[i].values)
+        if (v.name == "caller") return;
+  options.by_value.clear();
+  options.by = GroupBy::Caller;
 }
 
 Result<ReportModel> build_report(const std::string& path, const AggregateOptions& options, CallObserver* calls) {
@@ -65,6 +92,11 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
     for (uint64_t c : m.probe_cost)
       if (c && (!m.options.compensate_ns || c < m.options.compensate_ns)) m.options.compensate_ns = c;
   }
+  resolve_by_caller(m.functions, m.options);
+  const bool stacks = std::any_of(m.probes.begin(), m.probes.end(), [](const ProbeInfo& p) { return p.stack; });
+  m.offcpu = std::any_of(m.probes.begin(), m.probes.end(), [](const ProbeInfo& p) { return p.offcpu; });
+  if (m.options.by == GroupBy::Caller && !stacks)
+    return err("report: ", path, " holds no call stacks to tell callers apart (record it with -g)");
   UPROF_TRY(check_aggregate_options(m.functions, m.options));
 
   // When the file says what a hit costs, each call learns what the probe hits inside
@@ -76,12 +108,13 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
     m.options.compensate_nested = m.options.compensate;
   }
   Aggregator agg(m.functions, m.options);
-  std::optional<ObservedAggregator> observed;
-  if (calls) {
-    calls->begin(m);
-    observed.emplace(agg, *calls);
-  }
-  EventSink& sink = observed ? static_cast<EventSink&>(*observed) : agg;
+  if (calls) calls->begin(m);
+  FrameSymbolizer names;
+  std::optional<StackCollector> collector;
+  if (stacks) collector.emplace();
+  std::optional<ReportSink> wrapped;
+  if (calls || stacks) wrapped.emplace(agg, calls, collector ? &*collector : nullptr, names, m.options, m.functions);
+  EventSink& sink = wrapped ? static_cast<EventSink&>(*wrapped) : agg;
   EventLoop loop(m.functions, m.options.filter, m.options.start_time, sink, hit_costs);
   const ReadCounts read = read_events(reader, loop);
   m.events = read.events;
@@ -95,6 +128,8 @@ Result<ReportModel> build_report(const std::string& path, const AggregateOptions
   m.problems = reader.problems();
   m.pairing = loop.pairing();
   m.groups = agg.groups();
+  if (m.options.by == GroupBy::Caller) name_caller_groups(m.groups, names);
+  if (collector) m.stacks = collector->finish(names);
   m.totals = agg.function_totals();
   m.selected.resize(m.functions.functions.size());
   for (std::size_t i = 0; i < m.selected.size(); i++) m.selected[i] = agg.selected(static_cast<uint32_t>(i));

@@ -32,6 +32,7 @@ int cmd_diff(int argc, char** argv) {
       "output,o", po::value<std::string>(), "write to FILE instead of standard output")(
       "by", po::value<std::string>(), "split each function by a captured value (e.g. %di), matched by value")(
       "by-thread", "split each function by thread, matched by thread name")(
+      "by-caller", "split each function by its caller (record -g), matched by the caller's name; so does --by caller")(
       "confidence", po::value<double>()->default_value(99), "of the interval on B/A, in percent (50 to 99.99)")(
       "min-shift", po::value<double>()->default_value(5),
       "PCT: shifts within +-PCT% are within noise however sure (run-to-run noise one recording cannot show)")(
@@ -47,7 +48,8 @@ int cmd_diff(int argc, char** argv) {
   if (files.size() != 2) return usage_error("diff", "takes two data files, A and B");
 
   DiffOptions o;
-  if (vm.count("by-thread")) o.by = GroupBy::Thread;
+  if (vm.count("by-caller")) o.by = GroupBy::Caller;
+  else if (vm.count("by-thread")) o.by = GroupBy::Thread;
   if (vm.count("by")) o.by_value = vm["by"].as<std::string>();
   const double confidence = vm["confidence"].as<double>();
   if (!(confidence >= 50 && confidence <= 99.99)) return usage_error("diff", "--confidence takes 50 to 99.99 (percent)");

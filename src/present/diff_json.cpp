@@ -70,6 +70,11 @@ void row_json(JsonWriter& w, const DiffModel& d, const DiffRow& r) {
   w.field("name", r.function);
   w.field("label", diff_row_label(r, d.options));
   if (!r.thread.empty()) w.field("thread", r.thread);
+  if (d.options.by == GroupBy::Caller) {
+    w.key("caller");
+    if (r.caller.empty()) w.null();
+    else w.value(r.caller);
+  }
   if (r.has_by_value && r.value_spec) {
     w.key("by_value");
     value_json(w, r.by_value, *r.value_spec);

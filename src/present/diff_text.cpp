@@ -51,6 +51,7 @@ std::string format_ratio(double ratio) {
 std::string diff_row_label(const DiffRow& r, const DiffOptions& o) {
   std::string s = r.function;
   if (!r.thread.empty() || o.by == GroupBy::Thread) s += " [thread " + (r.thread.empty() ? "?" : r.thread) + "]";
+  if (o.by == GroupBy::Caller) s += r.caller.empty() ? std::string(" [no stack]") : " [from " + r.caller + "]";
   if (r.other_values) s += " [" + o.by_value + "=other]";
   else if (r.has_by_value && r.value_spec) s += " [" + o.by_value + "=" + format_value(r.by_value, *r.value_spec) + "]";
   else if (!o.by_value.empty()) s += " [" + o.by_value + " not captured]";
@@ -120,6 +121,7 @@ std::string render_text_diff(const DiffModel& d) {
   const auto notes = diff_notes(d);
   for (std::size_t i = 0; i < notes.size(); ++i) os << (i == 0 ? "runs:     " : "          ") << notes[i] << "\n";
   if (d.options.by == GroupBy::Thread) os << "threads:  matched by name (ids differ between runs)\n";
+  if (d.options.by == GroupBy::Caller) os << "callers:  matched by the caller's name (record -g)\n";
   os << "\n";
 
   std::vector<TextTable::Column> cols{{"FUNCTION"}, {"CALLS A->B", Align::Right}};

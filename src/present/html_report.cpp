@@ -6,10 +6,12 @@
 
 #include "uprof/analyse/duration_format.h"
 #include "uprof/analyse/log_scale.h"
+#include "uprof/present/caller_text.h"
 #include "uprof/present/html_page.h"
 #include "uprof/present/markup.h"
 #include "uprof/present/plot_axes.h"
 #include "uprof/present/report_notes.h"
+#include "uprof/present/svg_flame.h"
 #include "uprof/present/svg_histogram.h"
 #include "uprof/present/svg_timeline.h"
 #include "uprof/present/value_text.h"
@@ -131,6 +133,7 @@ std::string summary_table(const ReportModel& m, const TextReportOptions& o, cons
 // What a small multiple stands for, without the function's name: "thread 4711 (worker) of pid 4700".
 std::string split_label(const ReportModel& m, const GroupStats& g) {
   std::vector<std::string> parts;
+  if (m.options.by == GroupBy::Caller) parts.push_back(g.has_caller ? "from " + g.caller : "no stack");
   if (g.tid)
     parts.push_back("thread " + std::to_string(g.tid) + (g.comm.empty() ? "" : " (" + g.comm + ")") +
                     (g.pid != g.tid ? " of pid " + std::to_string(g.pid) : ""));
@@ -161,6 +164,7 @@ std::string small_multiples(const ReportModel& m, uint32_t function, std::pair<d
   const std::string by = m.options.by == GroupBy::Thread    ? "thread"
                          : m.options.by == GroupBy::Process ? "process"
                          : m.options.by == GroupBy::Goroutine ? "goroutine"
+                         : m.options.by == GroupBy::Caller    ? "caller"
                                                             : "";
   std::string what = by.empty() ? m.options.by_value : m.options.by_value.empty() ? by : by + " and " + m.options.by_value;
   // One group is the function itself: the plots above are its.
@@ -198,6 +202,48 @@ std::string small_multiples(const ReportModel& m, uint32_t function, std::pair<d
   return out + "</div>";
 }
 
+// record -g: the function's callers as an icicle weighted by latency (split on/off-CPU
+// with record --off-cpu), and the callers' table.
+std::string callers_section(const ReportModel& m, const GroupStats& total) {
+  if (!m.stacks) return {};
+  const FunctionInfo& f = m.functions.functions[total.function];
+  const FlameNode root = caller_tree(*m.stacks, total.function, f.name);
+  if (!root.w.calls) return {};
+  std::string out = "<h3>Callers</h3><p class=\"muted\">Each frame as wide as the latency of the calls that came "
+                    "through it: the function on top, who called it below.</p>";
+  if (m.offcpu)
+    out = "<h3>Callers</h3><p class=\"muted\">Each frame as wide as the latency of the calls that came "
+          "through it: the function on top, who called it below; each frame split into its time "
+          "<svg width=\"10\" height=\"10\"><rect class=\"fl-on\" width=\"10\" height=\"10\" fill=\"#e8743b\"/></svg> "
+          "on the CPU and "
+          "<svg width=\"10\" height=\"10\"><rect class=\"fl-off\" width=\"10\" height=\"10\" fill=\"#5b8fd6\"/></svg> "
+          "off it.</p>";
+  out += "<div class=\"panel\">" +
+         flame_svg(root, FlamePlot{.width = 1000, .row_height = 18, .max_depth = 40, .min_frame_width = 0.5,
+                                   .split = m.offcpu, .label = "callers of " + f.name + " by latency"}) +
+         "</div>";
+  std::vector<HtmlTable::Column> cols{{"caller", false}, {"calls", true}, {"total", true}, {"p50", true}, {"p99", true}};
+  if (m.offcpu) {
+    cols.push_back({"on-CPU", true});
+    cols.push_back({"off-CPU", false});
+  }
+  HtmlTable t{.columns = std::move(cols), .rows = {}, .css_class = "callers"};
+  for (std::size_t i : m.stacks->callers_of(total.function)) {
+    const CallerStats& c = m.stacks->callers[i];
+    std::vector<std::string> row{code(c.caller), text(with_commas(c.w.calls)), text(plot_duration(c.w.latency_ns)),
+                                 text(plot_duration(c.latency.percentile(50))), text(plot_duration(c.latency.percentile(99)))};
+    if (m.offcpu) {
+      const CpuSplit& sp = c.w.cpu;
+      const uint64_t whole = sp.on_cpu_ns + sp.off_cpu_ns();
+      const std::string kinds = off_cpu_kinds_text(sp);
+      row.push_back(sp.recorded() ? text(share_text(sp.on_cpu_ns, whole)) : "-");
+      row.push_back(sp.recorded() ? text(share_text(sp.off_cpu_ns(), whole) + (kinds.empty() ? "" : " (" + kinds + ")")) : "-");
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return out + html_table(t);
+}
+
 std::string function_section(const ReportModel& m, const TextReportOptions& o, const GroupStats& total,
                              const CallTimeline* timeline) {
   const FunctionInfo& f = m.functions.functions[total.function];
@@ -211,6 +257,7 @@ std::string function_section(const ReportModel& m, const TextReportOptions& o, c
   t.columns.erase(t.columns.begin());
   t.rows.push_back(figures(m, total));
   out += html_table(t);
+  if (total.cpu.recorded()) out += "<p class=\"muted\">" + text(micro(cpu_split_text(total.cpu))) + "</p>";
   if (total.unmatched_total()) {
     std::string s;
     for (std::size_t r = 0; r < kUnmatchedReasons; r++)
@@ -266,6 +313,8 @@ std::string function_section(const ReportModel& m, const TextReportOptions& o, c
       out += small_multiples(m, total.function, range, scale);
   }
 
+  out += callers_section(m, total);
+
   if (o.values) {
     std::string items;
     for (std::size_t v = 0; v < total.values.size() && v < f.values.size(); v++)
@@ -297,7 +346,7 @@ std::string render_html_report(const ReportModel& m, const TextReportOptions& o,
   }
   body += "<footer>uprof " UPROF_VERSION " · one file: no script, nothing fetched; hover a bar or a dot for its figures.</footer></main>";
   const std::string title = "uprof report: " + (m.meta.command.empty() ? m.path : join_command(m.meta.command));
-  return html_page(title, body);
+  return html_page(title, body, m.stacks ? kFlameCss : "");
 }
 
 }  // namespace uprof

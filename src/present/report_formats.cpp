@@ -108,6 +108,25 @@ void latency_json(JsonWriter& w, const LatencyHistogram& h, const LinearHistogra
 
 namespace {
 
+// record --off-cpu: a row's on and off-CPU time; null when its calls carried none.
+void cpu_split_json(JsonWriter& w, const CpuSplit& s) {
+  if (!s.recorded()) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.field("calls", s.calls);
+  w.field("on_cpu_ns", s.on_cpu_ns);
+  w.field("off_cpu_ns", s.off_cpu_ns());
+  w.field("runnable_ns", s.runnable_ns());
+  w.field("blocked_ns", s.blocked_ns());
+  w.key("off_cpu_by_kind_ns");
+  w.begin_object();
+  for (std::size_t k = 0; k < kOffCpuKinds; ++k) w.field(to_string(static_cast<OffCpuKind>(k)), s.off[k]);
+  w.end_object();
+  w.end_object();
+}
+
 // One group's captured values: name, count, min and max, the most frequent.
 void group_values_json(JsonWriter& w, const GroupStats& g, const FunctionInfo& f, const TextReportOptions& o) {
   w.begin_array();
@@ -178,6 +197,34 @@ void group_json(JsonWriter& w, const ReportModel& m, const GroupStats& g, const 
   w.field("cut_by_loss", g.cut_by_loss());
   w.field("below_compensation", g.below_compensation);
   w.field("nested_probe_ns", g.nested_probe_ns);
+  if (m.options.by == GroupBy::Caller) {
+    w.key("caller");
+    if (g.has_caller) w.value(g.caller);
+    else w.null();
+  }
+  if (m.offcpu) {
+    w.key("cpu");
+    cpu_split_json(w, g.cpu);
+  }
+  if (m.stacks && m.options.by == GroupBy::Function && m.options.by_value.empty()) {
+    w.key("callers");
+    w.begin_array();
+    for (std::size_t i : m.stacks->callers_of(g.function)) {
+      const CallerStats& c = m.stacks->callers[i];
+      w.begin_object();
+      w.field("caller", c.caller);
+      w.field("calls", c.w.calls);
+      w.field("total_ns", c.w.latency_ns);
+      w.field("p50_ns", c.latency.percentile(50));
+      w.field("p99_ns", c.latency.percentile(99));
+      if (m.offcpu) {
+        w.key("cpu");
+        cpu_split_json(w, c.w.cpu);
+      }
+      w.end_object();
+    }
+    w.end_array();
+  }
   w.key("values");
   group_values_json(w, g, f, o);
   w.end_object();
@@ -204,8 +251,12 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
   std::ostringstream os;
   // --compensate adds a column, so that a compensated table cannot pass for a raw one.
   bool comp = m.options.compensate_ns > 0;
+  // So do --by caller (the caller's name) and record --off-cpu (each row's on and off-CPU
+  // totals: empty cells for a row whose calls carried none).
+  const bool by_caller = m.options.by == GroupBy::Caller;
   os << "function,label,pid,tid,calls,total_ns,mean_ns,min_ns,p50_ns,p90_ns,p99_ns,p99_9_ns,max_ns,unmatched,cut_by_loss"
-     << (comp ? ",compensated_ns" : "") << "\n";
+     << (comp ? ",compensated_ns" : "") << (by_caller ? ",caller" : "")
+     << (m.offcpu ? ",on_cpu_ns,off_cpu_ns,runnable_ns,blocked_ns" : "") << "\n";
   for (std::size_t i : sorted_groups(m, o.sort)) {
     const GroupStats& g = m.groups[i];
     const FunctionInfo& f = m.functions.functions[g.function];
@@ -221,6 +272,13 @@ std::string render_csv_report(const ReportModel& m, const TextReportOptions& o) 
     }
     os << "," << g.unmatched_total() << "," << g.cut_by_loss();
     if (comp) os << "," << m.options.compensation_for(g.function);
+    if (by_caller) os << "," << (g.has_caller ? csv_field(g.caller) : std::string());
+    if (m.offcpu) {
+      if (g.cpu.recorded())
+        os << "," << g.cpu.on_cpu_ns << "," << g.cpu.off_cpu_ns() << "," << g.cpu.runnable_ns() << "," << g.cpu.blocked_ns();
+      else
+        os << ",,,,";
+    }
     os << "\n";
   }
   return os.str();

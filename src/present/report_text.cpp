@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "uprof/analyse/duration_format.h"
+#include "uprof/present/caller_text.h"
 #include "uprof/present/report_notes.h"
 #include "uprof/present/text_histogram.h"
 #include "uprof/present/text_table.h"
@@ -35,6 +36,7 @@ std::string group_label(const ReportModel& m, const GroupStats& g) {
     s += " [pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " " + g.comm) +
          (g.goroutine_is_id ? " goroutine " + std::to_string(g.goroutine) : " g " + hex(g.goroutine)) + "]";
   else if (g.pid) s += " [pid " + std::to_string(g.pid) + (g.comm.empty() ? "" : " " + g.comm) + "]";
+  if (m.options.by == GroupBy::Caller) s += g.has_caller ? " [from " + g.caller + "]" : std::string(" [no stack]");
   if (g.other_values) s += " [" + m.options.by_value + "=other]";
   else if (g.has_by_value) {
     for (const auto& v : f.values)
@@ -123,27 +125,41 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
        << "\n";
   for (const auto& p : m.problems) os << "warning:  " << m.path << ": " << p << "\n";
   if (std::string comp = compensation_text(m); !comp.empty()) os << "latency:  " << comp << "\n";
+  if (std::string st = stacks_summary(m); !st.empty()) os << "stacks:   " << st << "\n";
   if (m.filtered_out) os << "filtered: " << with_commas(m.filtered_out) << " calls and hits left out by the filters\n";
   os << "\n";
 
-  TextTable t({{"FUNCTION"}, {"CALLS", Align::Right}, {"TOTAL", Align::Right}, {"MEAN", Align::Right},
-               {"MIN", Align::Right}, {"P50", Align::Right}, {"P90", Align::Right}, {"P99", Align::Right},
-               {"P99.9", Align::Right}, {"MAX", Align::Right}, {"UNMATCHED", Align::Right}});
+  std::vector<TextTable::Column> cols{{"FUNCTION"}, {"CALLS", Align::Right}, {"TOTAL", Align::Right},
+                                      {"MEAN", Align::Right}, {"MIN", Align::Right}, {"P50", Align::Right},
+                                      {"P90", Align::Right}, {"P99", Align::Right}, {"P99.9", Align::Right},
+                                      {"MAX", Align::Right}, {"UNMATCHED", Align::Right}};
+  if (m.offcpu) {
+    cols.push_back({"ON-CPU", Align::Right});
+    cols.push_back({"OFF-CPU", Align::Right});
+  }
+  TextTable t(std::move(cols));
   auto order = sorted_groups(m, o.sort);
   for (std::size_t i : order) {
     const GroupStats& g = m.groups[i];
     const FunctionInfo& f = m.functions.functions[g.function];
     const auto& h = g.latency;
+    std::vector<std::string> row;
     if (f.paired() && h.count()) {
       // A percentile among the calls --compensate took everything off is no figure: '-'.
       auto pct = [&](double p) { return g.compensation_hides(p) ? std::string("-") : format_duration(h.percentile(p)); };
-      t.add_row({group_label(m, g), with_commas(g.calls), format_duration(h.total()),
-                 format_duration(static_cast<uint64_t>(h.mean() + 0.5)), pct(0), pct(50), pct(90), pct(99), pct(99.9),
-                 pct(100), with_commas(g.unmatched_total())});
+      row = {group_label(m, g), with_commas(g.calls), format_duration(h.total()),
+             format_duration(static_cast<uint64_t>(h.mean() + 0.5)), pct(0), pct(50), pct(90), pct(99), pct(99.9),
+             pct(100), with_commas(g.unmatched_total())};
     } else {
-      t.add_row({group_label(m, g), with_commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
-                 f.paired() ? with_commas(g.unmatched_total()) : "-"});
+      row = {group_label(m, g), with_commas(g.calls), "-", "-", "-", "-", "-", "-", "-", "-",
+             f.paired() ? with_commas(g.unmatched_total()) : "-"};
     }
+    if (m.offcpu) {
+      const uint64_t whole = g.cpu.on_cpu_ns + g.cpu.off_cpu_ns();
+      row.push_back(g.cpu.recorded() ? share_text(g.cpu.on_cpu_ns, whole) : "-");
+      row.push_back(g.cpu.recorded() ? share_text(g.cpu.off_cpu_ns(), whole) : "-");
+    }
+    t.add_row(std::move(row));
   }
   os << t.render();
 
@@ -163,6 +179,13 @@ std::string render_text_report(const ReportModel& m, const TextReportOptions& o)
           os << "    " << to_string(static_cast<UnmatchedReason>(r)) << ": " << with_commas(g.unmatched[r]) << "\n";
     }
     for (const std::string& note : group_notes(m, g)) section("  " + note);
+    if (g.cpu.recorded()) section("  " + cpu_split_text(g.cpu));
+    // The callers are the function's: under its own row, not under each of its groups.
+    if (m.options.by == GroupBy::Function && m.options.by_value.empty())
+      if (std::string callers = callers_text(m, g.function, o.top_callers, "  "); !callers.empty()) {
+        section(callers.substr(0, callers.find('\n')));
+        os << callers.substr(callers.find('\n') + 1);
+      }
     if (o.histograms && g.latency.count()) {
       if (g.linear) {
         section("  latency (linear):");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "uprof/analyse/cpu_split.h"
 #include "uprof/analyse/event_filter.h"
 #include "uprof/analyse/event_loop.h"
 #include "uprof/analyse/flat_index.h"
@@ -46,7 +47,10 @@ struct ValueStats {
 
 // Goroutine: a Go function's calls by their goroutine: its id where the entry read it
 // ($goid, kGoroutineIdValue), else its g (Call::goroutine); other calls by their process.
-enum class GroupBy : uint8_t { Function, Process, Thread, Goroutine };
+// Caller: by the function that called it (record -g): the Aggregator groups by call site
+// (the stack's frame 0), and name_caller_groups (call_stacks.h) merges the sites of one
+// caller once they are named; unmatched entries and calls without a stack have none.
+enum class GroupBy : uint8_t { Function, Process, Thread, Goroutine, Caller };
 
 struct AggregateOptions {
   GroupBy by = GroupBy::Function;
@@ -85,6 +89,11 @@ struct GroupStats {
   uint32_t tid = 0;                    // GroupBy::Thread; 0 otherwise
   uint64_t goroutine = 0;              // GroupBy::Goroutine: the goroutine's id, or its g (0: not Go code)
   bool goroutine_is_id = false;        // `goroutine` is the id ($goid), not g
+  // GroupBy::Caller: the call site (frame 0 of the calls' stacks), and once named
+  // (name_caller_groups), the function it is in; `has_caller` false: no stack.
+  bool has_caller = false;
+  StackFrame caller_site{};
+  std::string caller{};
   std::string comm{};                  // by thread: the thread's name at its calls (a new name starts a new group); by process: the name of the first of its threads seen
   bool has_by_value = false;           // false: no --by, or the call did not capture it
   bool other_values = false;           // the values past max_value_groups
@@ -103,6 +112,7 @@ struct GroupStats {
   uint64_t below_compensation = 0;
   std::array<uint64_t, kUnmatchedReasons> unmatched{};
   std::vector<ValueStats> values{};    // one per FunctionInfo::values, same order
+  CpuSplit cpu{};                      // record --off-cpu: on and off-CPU time of its calls
 
   uint64_t unmatched_total() const;
   // Entries and returns not paired because of a loss (PairingCounts::cut_by_loss).
@@ -146,7 +156,9 @@ class Aggregator final : public EventSink {
   GoroutineKey goroutine_of(uint32_t function, uint64_t g, std::span<const uint64_t> entry_values,
                             uint32_t entry_missing) const;
   GroupStats& group(uint32_t function, uint32_t pid, uint32_t tid, std::optional<uint64_t> by_value,
-                    std::string_view comm, GoroutineKey goroutine = {});
+                    std::string_view comm, GoroutineKey goroutine = {}, std::span<const StackFrame> stack = {});
+  // GroupBy::Caller: a number for each call site (frame 0), from 1; 0 for no stack.
+  uint32_t caller_id(std::span<const StackFrame> stack);
   // GroupBy::Goroutine: a number of its own for each (pid, goroutine), in order of first sight.
   uint32_t goroutine_id(uint32_t pid, GoroutineKey g);
   GroupStats make_group(uint32_t function) const;
@@ -190,6 +202,8 @@ class Aggregator final : public EventSink {
   FlatIndex thread_generation_index_;        // tid -> thread_generations_
   FlatIndex goroutine_index_;                // (pid, g) -> its number
   uint32_t goroutines_ = 0;
+  FlatIndex caller_index_;                   // (object, offset) -> its number - 1
+  uint32_t callers_ = 0;
 };
 
 }  // namespace uprof

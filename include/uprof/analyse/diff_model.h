@@ -1,7 +1,7 @@
 // Two recordings side by side: what `uprof diff A B` shows. Each file is read as
 // `uprof report` reads it (report_model.h: one streaming pass, memory bounded by
 // functions and groups); then rows are matched by function name (and by thread name
-// with --by-thread, by value with --by), and each row's p50, p90 and p99 are compared
+// with --by-thread, by the caller's name with --by-caller, by value with --by), and each row's p50, p90 and p99 are compared
 // (quantile_shift.h: an interval on B/A and a verdict). Thread and process ids differ
 // between runs, so --by-thread matches threads by name, merging same-named threads.
 //
@@ -27,7 +27,7 @@ namespace uprof {
 inline constexpr double kDiffPercents[] = {50, 90, 99};
 
 struct DiffOptions {
-  GroupBy by = GroupBy::Function;  // Function or Thread
+  GroupBy by = GroupBy::Function;  // Function, Thread or Caller (record -g: matched by the caller's name)
   std::string by_value{};          // --by NAME, "" for none
   ShiftOptions shift{};
 };
@@ -43,6 +43,7 @@ struct DiffSide {
 struct DiffRow {
   std::string function{};     // the name both files know it by
   std::string thread{};       // --by-thread: the thread's name
+  std::string caller{};       // --by-caller: the caller's name ("" for calls without a stack)
   // --by: the value (normalised, a string's pool id), or "other" past the group limit;
   // neither: the calls that did not capture it. `value_spec` is how to print it.
   bool has_by_value = false;

@@ -50,6 +50,9 @@ class EventSink {
   virtual void on_thread(uint32_t /*pid*/, uint32_t /*tid*/, std::string_view /*comm*/) {}
   // The pairer has reported everything the current event (or the end) caused.
   virtual void on_paired() {}
+  // A file that stack frames name (EventKind::Object, record -g), before the first
+  // frame that names it; unfiltered, as frames of any call may name it.
+  virtual void on_object(uint32_t /*object*/, std::string_view /*path*/, std::string_view /*build_id*/) {}
 };
 
 class EventLoop final : private PairingSink {
@@ -82,6 +85,9 @@ class EventLoop final : private PairingSink {
   void on_hit(const Hit& hit) override;
   void on_fork(uint32_t pid, uint32_t tid, uint32_t parent_pid, uint32_t parent_tid) override;
   void on_exit(uint32_t pid, uint32_t tid) override;
+  void on_object(uint32_t object, std::string_view path, std::string_view build_id) override {
+    sink_.on_object(object, path, build_id);
+  }
   bool admit(uint32_t function, uint32_t pid, uint32_t tid, uint64_t time);
 
   const ProbeFunctions& functions_;

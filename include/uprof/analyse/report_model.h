@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "uprof/analyse/aggregate.h"
+#include "uprof/analyse/call_stacks.h"
 #include "uprof/analyse/event_loop.h"
 #include "uprof/analyse/pairing.h"
 #include "uprof/analyse/probe_functions.h"
@@ -35,7 +36,15 @@ struct ReportModel {
   AggregateOptions options;
   // Per function: what its probes add to a measured call (0 unknown), see probe_cost_by_function.
   std::vector<uint64_t> probe_cost;
+  // record -g: the calls by caller and by stack, named; absent when no probe carried stacks.
+  std::optional<CallStacks> stacks;
+  bool offcpu = false;                 // some probe carried off-CPU times (record --off-cpu)
 };
+
+// `report --by caller`: a function's calls by their caller, unless a selected function
+// captures a value named "caller" (then it is that value, as --by NAME always is).
+// Rewrites `options` (by, by_value) accordingly.
+void resolve_by_caller(const ProbeFunctions& functions, AggregateOptions& options);
 
 // Per function of `functions`, what its probes add to a measured call: the figure of
 // its entry probe's instruction (RecordingMeta::probe_costs_ns), else of its return

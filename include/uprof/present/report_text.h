@@ -18,6 +18,7 @@ struct TextReportOptions {
   bool histograms = true;
   bool values = true;
   std::size_t top_values = 5;
+  std::size_t top_callers = 5;      // record -g: callers listed per function
   std::size_t bar_width = 40;
 };
 
