@@ -97,6 +97,11 @@ Status EventSet::open_all(const EventSetOptions& options) {
     side_band_attr_.comm = 1;
     side_band_attr_.comm_exec = 1;
     side_band_attr_.task = 1;
+    side_band_attr_.mmap = options.track_mappings;
+    side_band_attr_.mmap2 = options.track_mappings;
+    // Every file mapping, not only the executable ones: an unwinder places a file by its
+    // first (read-only) segment, where its ELF header is mapped.
+    side_band_attr_.mmap_data = options.track_mappings;
     if (pid_ < 0) side_band_attr_.inherit = 0;
   }
 

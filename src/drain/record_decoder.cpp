@@ -371,6 +371,42 @@ Result<TaskRecord> decode_task(std::span<const std::byte> record, const SampleFo
   return t;
 }
 
+// PERF_RECORD_MMAP2: u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino,
+// ino_generation; u32 prot, flags; char filename[] NUL-padded to 8 bytes; sample_id.
+// (With PERF_RECORD_MISC_MMAP_BUILD_ID the device and inode are a build-id instead:
+// uprof never asks for it, and such a record keeps maj, min and ino at 0.)
+//   MMAP2 pid 4242 addr 0x7f0000001000 len 0x1000 pgoff 0x1000 "/usr/lib/x86_64-linux-gnu/libc.so.6"
+Result<MmapRecord> decode_mmap2(std::span<const std::byte> record, const SampleFormat& f) {
+  UPROF_ASSIGN(perf_event_header h, decode_header(record));
+  if (h.type != PERF_RECORD_MMAP2) return err("decode: expected PERF_RECORD_MMAP2, got ", record_type_name(h.type));
+  FieldReader r(record, h.type);
+  r.seek(sizeof(perf_event_header), "header");
+  MmapRecord m;
+  uint64_t generation = 0;
+  if (!(r.get(m.pid, "pid") && r.get(m.tid, "tid") && r.get(m.addr, "addr") && r.get(m.len, "len") &&
+        r.get(m.pgoff, "pgoff") && r.get(m.maj, "maj") && r.get(m.min, "min") && r.get(m.ino, "ino") &&
+        r.get(generation, "ino_generation") && r.get(m.prot, "prot") && r.get(m.flags, "flags")))
+    return r.error();
+  if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+    m.maj = m.min = 0;
+    m.ino = 0;
+  }
+  const std::size_t name_at = r.offset();
+  const std::size_t name_end = record.size() - (f.sample_id_all ? trailer_size(f.sample_type) : 0);
+  if (name_end <= name_at || name_end > record.size())
+    return err("decode: PERF_RECORD_MMAP2 at byte ", name_at, ": no room for the file name");
+  auto* p = reinterpret_cast<const char*>(record.data()) + name_at;
+  std::size_t n = 0;
+  while (n < name_end - name_at && p[n]) n++;
+  m.filename.assign(p, n);
+  if (f.sample_id_all) {
+    SampleId sid;
+    if (!read_trailer(r, record.size(), name_end, f.sample_type, sid)) return r.error();
+    m.sample_id = sid;
+  }
+  return m;
+}
+
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& f) {
   UPROF_ASSIGN(perf_event_header h, decode_header(record));
   switch (h.type) {

@@ -131,7 +131,7 @@ TEST_P(CallStacks, ALibraryFunctionUnwindsThroughTheLibrary) {
   test::TempDir dir;
   const std::string program = fixture("x86_64", "why_slow");
   auto args = record_args(GetParam(), dir.file("l.data"));
-  for (const char* a : {"-g", "--no-args", "-e", "libc:clock_nanosleep", "-e", "work", "--", program.c_str(), "10", "100"}) args.push_back(a);
+  for (const char* a : {"-g", "--no-args", "-e", "libc:clock_nanosleep", "-e", "work", "--", program.c_str(), "10", "2000"}) args.push_back(a);
   auto r = run(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Stacks s = read_stacks(dir.file("l.data"));
@@ -190,18 +190,21 @@ TEST_P(CallStacks, StackMinKeepsTheStacksOfLongCallsOnly) {
   }
 }
 
-// A stripped copy (no symbols, no DWARF; .eh_frame stays, as in Debian's packages)
-// unwinds to the same frames as the binary it was stripped from.
+// A stripped copy (no symbols, no DWARF; .eh_frame stays, as in Debian's packages) whose
+// symbols and DWARF are in a separate debug file (.gnu_debuglink) unwinds to the same
+// frames as the binary it was stripped from.
 TEST_P(CallStacks, AStrippedCopyUnwindsTheSame) {
   UPROF_REQUIRE_UPROBES();
   test::TempDir dir;
-  const std::string stripped = dir.file("why_slow_stripped");
-  ASSERT_EQ(test::run({"objcopy", "--strip-all", fixture("x86_64", "why_slow"), stripped}).exit_code, 0);
+  const std::string stripped = dir.file("why_slow_stripped"), debug = dir.file("why_slow_stripped.debug");
+  ASSERT_EQ(test::run({"objcopy", "--only-keep-debug", fixture("x86_64", "why_slow"), debug}).exit_code, 0);
+  ASSERT_EQ(test::run({"objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, fixture("x86_64", "why_slow"),
+                       stripped}).exit_code, 0);
   std::vector<std::vector<StackFrame>> runs[2];
   for (int i = 0; i < 2; i++) {
     const std::string program = i == 0 ? fixture("x86_64", "why_slow") : stripped;
     auto args = record_args(GetParam(), dir.file("x.data"));
-    for (const char* a : {"-g", "--no-args", "-e", "work", "--", program.c_str(), "5", "100"}) args.push_back(a);
+    for (const char* a : {"-g", "--no-args", "-e", "work", "--", program.c_str(), "5", "2000"}) args.push_back(a);
     auto r = run(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     Stacks s = read_stacks(dir.file("x.data"));
@@ -219,7 +222,7 @@ TEST_P(CallStacks, FramePointersGiveTheSameCallersInABuildThatKeepsThem) {
   test::TempDir dir;
   const std::string program = fixture("x86_64", "why_slow_fp");
   auto args = record_args(GetParam(), dir.file("f.data"));
-  for (const char* a : {"--call-graph", "fp", "-e", "work", "--", program.c_str(), "10", "100"}) args.push_back(a);
+  for (const char* a : {"--call-graph", "fp", "-e", "work", "--", program.c_str(), "10", "2000"}) args.push_back(a);
   auto r = run(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Stacks s = read_stacks(dir.file("f.data"));

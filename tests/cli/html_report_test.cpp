@@ -388,7 +388,7 @@ TEST(HtmlReportOutput, ABadOutputFailsFirstAndAFailedRunLeavesFilesAlone) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("new.txt")));
   auto format = run({uprof_binary(), "report", missing, "--format", "pdf"});
   EXPECT_EQ(format.exit_code, 2);
-  EXPECT_NE(format.err.find("--format takes text, json, csv or html"), std::string::npos) << format.err;
+  EXPECT_NE(format.err.find("--format takes text, json, csv, html, folded or pprof"), std::string::npos) << format.err;
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <cstring>
+
 #include <array>
 
 #include "drain/record_builder.h"
@@ -317,6 +321,43 @@ TEST(RecordDecoder, IdentifierBeforeTheLayoutIsKnown) {
   auto cut = RecordBuilder(PERF_RECORD_SAMPLE).u32(1).build();
   EXPECT_FALSE(record_identifier(cut).ok());
   EXPECT_FALSE(record_identifier(std::span<const std::byte>{}).ok());
+}
+
+// MMAP2 from the side band (record -g on the perf engine): a file's mapping, its name
+// NUL-padded to 8 bytes, then the sample_id trailer (pid/tid, time, identifier).
+TEST(RecordDecoder, Mmap2NamesTheFileItsRangeAndOffset) {
+  RecordBuilder b(PERF_RECORD_MMAP2);
+  b.u32(4242).u32(4243).u64(0x7f0000001000).u64(0x2000).u64(0x1000);  // pid tid addr len pgoff
+  b.u32(0xfe).u32(1).u64(1835023).u64(7);                               // maj min ino ino_generation
+  b.u32(PROT_READ | PROT_EXEC).u32(MAP_PRIVATE);
+  const char name[16] = "/usr/lib/libz.s";  // 15 characters and the NUL
+  for (int i = 0; i < 16; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, name + i, 8);
+    b.u64(w);
+  }
+  b.u32(4242).u32(4243).u64(99).u64(41);  // trailer: pid tid, time, identifier
+  const auto rec = b.build();
+  auto m = decode_mmap2(rec, x86(0, 0));
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(m->pid, 4242u);
+  EXPECT_EQ(m->addr, 0x7f0000001000u);
+  EXPECT_EQ(m->len, 0x2000u);
+  EXPECT_EQ(m->pgoff, 0x1000u);
+  EXPECT_EQ(m->maj, 0xfeu);
+  EXPECT_EQ(m->ino, 1835023u);
+  EXPECT_EQ(m->prot, static_cast<uint32_t>(PROT_READ | PROT_EXEC));
+  EXPECT_EQ(m->filename, "/usr/lib/libz.s");
+  ASSERT_TRUE(m->sample_id.has_value());
+  EXPECT_EQ(m->sample_id->time, 99u);
+  // Cut inside the fixed fields: an error naming the field and its byte.
+  auto cut = RecordBuilder(PERF_RECORD_MMAP2).u32(1).u32(1).u64(0).build();
+  auto bad = decode_mmap2(cut, x86(0, 0));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("PERF_RECORD_MMAP2"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("len"), std::string::npos) << bad.error().message;
+  // Another record's bytes are refused by name.
+  EXPECT_FALSE(decode_mmap2(RecordBuilder(PERF_RECORD_COMM).u32(1).u32(1).u64(0).u64(34).build(), x86(0, 0)).ok());
 }
 
 TEST(RecordDecoder, FormatFromAttr) {

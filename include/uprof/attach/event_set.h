@@ -59,6 +59,9 @@ struct EventSetOptions {
   // wrote it, so on a probe's event they would make "recorded + lost" exceed
   // that probe's hits (measured: +6 with a 1-page ring and 8 threads exiting).
   bool track_tasks = false;
+  // With track_tasks: the side band also writes the processes' file mappings
+  // (PERF_RECORD_MMAP2), which record -g unwinds with when a process is gone.
+  bool track_mappings = false;
   // Per request (in order; empty = none): tracefs fetch arguments to define the probe
   // with, "s0=+0(%di):string u2=+32(%di):u64" (engine/perf/perf_fetch_args.h). Their
   // values come in each sample's raw data, laid out as raw_fields() says. Tracefs only.

@@ -116,6 +116,20 @@ struct TaskRecord {
   std::optional<SampleId> sample_id;
 };
 
+// PERF_RECORD_MMAP2 (attr.mmap + mmap2): process `pid` mapped `len` bytes of `filename`
+// from file offset `pgoff` at `addr` (executable mappings only, without attr.mmap_data).
+// record -g on the perf engine: a process's mappings when it exited before uprof could
+// read /proc/PID/maps.
+struct MmapRecord {
+  uint32_t pid = 0, tid = 0;
+  uint64_t addr = 0, len = 0, pgoff = 0;
+  uint32_t maj = 0, min = 0;
+  uint64_t ino = 0;
+  uint32_t prot = 0, flags = 0;
+  std::string filename;
+  std::optional<SampleId> sample_id;
+};
+
 // Any other record: reported, not parsed.
 struct OtherRecord {
   uint32_t type = 0;
@@ -139,6 +153,7 @@ Result<LostRecord> decode_lost(std::span<const std::byte> record, const SampleFo
 Result<ThrottleRecord> decode_throttle(std::span<const std::byte> record, const SampleFormat& format);
 Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFormat& format);
 Result<TaskRecord> decode_task(std::span<const std::byte> record, const SampleFormat& format);
+Result<MmapRecord> decode_mmap2(std::span<const std::byte> record, const SampleFormat& format);
 // Dispatches on the header's type.
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& format);
 

@@ -134,7 +134,12 @@ bool read_copy(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   auto v = p->current->load(addr);
   if (!v) return false;
   // A return trampoline stands for the return address a return probe's entry saw there.
-  if (*v >= p->trampoline_start && *v < p->trampoline_end && p->trampolines)
+  // Where the [uprobes] mapping is not known (mappings from the perf side band, which has
+  // no record of it), a value in no mapping at a slot where an entry saw one is taken
+  // for the trampoline: no return address lies outside every mapping.
+  const bool trampoline = p->trampoline_end != 0 ? *v >= p->trampoline_start && *v < p->trampoline_end
+                                                 : p->find(*v) == nullptr;
+  if (trampoline && p->trampolines)
     if (auto ra = p->trampolines->find(p->tid, addr, p->time)) {
       *v = *ra;
       p->replaced++;
@@ -204,6 +209,14 @@ void StackUnwinder::forget(uint32_t pid) {
   std::erase_if(processes_, [pid](const std::unique_ptr<Process>& p) { return p->pid == pid; });
 }
 
+void StackUnwinder::add_mapping(uint32_t pid, const std::string& maps_line) {
+  announced_maps_[pid] += maps_line + "\n";
+  // A process read while /proc had nothing for it is read again, with these.
+  std::erase_if(processes_, [pid](const std::unique_ptr<Process>& p) { return p->pid == pid && p->maps.empty(); });
+}
+
+bool StackUnwinder::has_mappings(uint32_t pid) { return !process(pid, false)->maps.empty(); }
+
 StackUnwinder::Process* StackUnwinder::process(uint32_t pid, bool reread) {
   auto it = std::find_if(processes_.begin(), processes_.end(), [pid](const auto& p) { return p->pid == pid; });
   if (it != processes_.end()) {
@@ -214,6 +227,9 @@ StackUnwinder::Process* StackUnwinder::process(uint32_t pid, bool reread) {
   p->pid = pid;
   p->read_at = monotonic_ns();
   std::string text = read_maps_text(pid);
+  if (text.empty()) {
+    if (auto announced = announced_maps_.find(pid); announced != announced_maps_.end()) text = announced->second;
+  }
   p->maps = parse_maps(text);
   std::sort(p->maps.begin(), p->maps.end(), [](const MapsEntry& a, const MapsEntry& b) { return a.start < b.start; });
   for (const MapsEntry& m : p->maps)

@@ -11,6 +11,11 @@
 #include "uprof/engine/perf/ring_loss_watch.h"
 #include "uprof/util/clock.h"
 
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
+
 namespace uprof {
 namespace {
 
@@ -49,21 +54,46 @@ class PerfEngine final : public CaptureEngine {
     // of the files frames name go just before the first event written that names each.
     StackMinFilter stack_min(plan_);
     Event shortened;
+    Event late_unwound;
     const EventOrderer::Sink write = [&](const Event& e) -> Status {
+      const Deferred::Key key{e.tid, e.time, e.probe};
+      auto deferred = e.kind == EventKind::Sample && !deferred_.stacks.empty() ? deferred_.stacks.find(key)
+                                                                                : deferred_.stacks.end();
       if (plan_.call_graph.stack_min_ns != 0 && stack_min.drop_stack(e)) {
+        if (deferred != deferred_.stacks.end()) deferred_.erase(deferred);
         shortened = e;
         shortened.stack.clear();
         return sink.write(shortened);
+      }
+      if (deferred != deferred_.stacks.end()) {
+        // Unwound now, in time order: every ring has been read past this event, so
+        // the side band's mappings of its process, all older, are in.
+        late_unwound = e;
+        deferred->second.stack.bytes = deferred->second.bytes;
+        unwinder_.unwind(deferred->second.stack, plan_.probes[e.probe], late_unwound);
+        deferred_.erase(deferred);
+        if (!late_unwound.stack.empty()) UPROF_TRY(unwinder_.announce(late_unwound, sink.write));
+        return sink.write(late_unwound);
       }
       if (!e.stack.empty()) UPROF_TRY(unwinder_.announce(e, sink.write));
       return sink.write(e);
     };
     auto on_record = [&](std::size_t ring, std::span<const std::byte> rec) -> Status {
       UPROF_ASSIGN(std::optional<Event> e, converter_.convert(rec, ring));
-      const std::optional<uint64_t> time = e ? std::optional<uint64_t>(e->time) : std::nullopt;
+      std::optional<uint64_t> time = e ? std::optional<uint64_t>(e->time) : std::nullopt;
+      if (!time && converter_.mapping()) time = converter_.mapping()->time;
       // A LOST whose drops a settled Lost event already said adds nothing.
       if (e && e->kind == EventKind::Lost) e->lost = watch.on_lost_record(ring, e->lost);
-      if (e && converter_.stack()) unwinder_.unwind(*converter_.stack(), plan_.probes[e->probe], *e);  // record -g
+      // record -g. A process whose mappings are not known yet (it exited before uprof
+      // read /proc/PID/maps, and the side band's MMAP2 records of it may be in a ring
+      // not read yet) has its stack kept and unwound when the event is written.
+      if (const PerfRecordConverter::Mapping* m = converter_.mapping()) unwinder_.add_mapping(m->pid, m->maps_line);
+      if (e && converter_.stack()) {
+        if ((deferred_.pids.count(e->pid) || !unwinder_.has_mappings(e->pid)) && deferred_.fits(*converter_.stack()))
+          deferred_.keep(*e, *converter_.stack());
+        else
+          unwinder_.unwind(*converter_.stack(), plan_.probes[e->probe], *e);
+      }
       if (e && (e->kind != EventKind::Lost || e->lost)) order.push(ring, *e);
       watch.on_record(ring, rec.size(), time);
       return ok();
@@ -121,6 +151,34 @@ class PerfEngine final : public CaptureEngine {
   ProbeBackend backend_;
   std::size_t drain_budget_ = kDefaultDrainBudget;
   StackUnwinder unwinder_{plan_.call_graph.method};  // record -g
+  // record -g: stacks of processes whose mappings were not known when their sample was
+  // read, unwound when the sample is written. Once a process has one, all its stacks
+  // wait, so that each is unwound in time order (return trampolines: stack_unwinder.h).
+  // At most kMaxBytes of copies: beyond, a stack is unwound at once (no frame, counted).
+  struct Deferred {
+    using Key = std::tuple<uint32_t, uint64_t, uint32_t>;  // tid, time, probe
+    struct Copy {
+      UserStack stack;
+      std::vector<std::byte> bytes;
+    };
+    static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+    std::map<Key, Copy> stacks;
+    std::set<uint32_t> pids;
+    std::size_t bytes = 0;
+    bool fits(const UserStack& s) const { return bytes + s.bytes.size() <= kMaxBytes; }
+    void keep(const Event& e, const UserStack& s) {
+      Copy& c = stacks[Key{e.tid, e.time, e.probe}];
+      c.stack = s;
+      c.bytes.assign(s.bytes.begin(), s.bytes.end());
+      c.stack.bytes = {};
+      bytes += c.bytes.size();
+      pids.insert(e.pid);
+    }
+    void erase(std::map<Key, Copy>::iterator it) {
+      bytes -= it->second.bytes.size();
+      stacks.erase(it);
+    }
+  } deferred_;
 };
 
 }  // namespace
@@ -146,6 +204,7 @@ Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan,
   eo.start = on_exec ? StartMode::OnExec : StartMode::Explicit;
   eo.ring_data_pages = target.ring_pages ? target.ring_pages : kPerfDefaultRingPages;
   eo.track_tasks = true;
+  eo.track_mappings = plan.call_graph.on;  // record -g (the side band's MMAP2 records)
   // Values in memory become tracefs fetch arguments, decoded from each sample's raw data.
   std::vector<std::vector<FetchArg>> fetch(plan.probes.size());
   for (std::size_t i = 0; i < plan.probes.size(); i++) {

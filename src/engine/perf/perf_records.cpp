@@ -1,5 +1,9 @@
 #include "uprof/engine/perf/perf_records.h"
 
+#include <sys/mman.h>
+
+#include <cstdio>
+
 #include "uprof/drain/sample_values.h"
 
 #include <algorithm>
@@ -32,8 +36,10 @@ uint64_t& PerfRecordConverter::ring_time(std::size_t ring) {
 Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::byte> rec, std::size_t ring) {
   using Out = std::optional<Event>;
   UPROF_ASSIGN(perf_event_header h, decode_header(rec));
+  has_stack_ = false;
+  has_mapping_ = false;
   if (h.type != PERF_RECORD_SAMPLE && h.type != PERF_RECORD_LOST && h.type != PERF_RECORD_COMM &&
-      h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT)
+      h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT && h.type != PERF_RECORD_MMAP2)
     return Out{};
   UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
   if (!id) return Out{};
@@ -43,8 +49,23 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
   if (info.probe != kNoProbe && info.probe >= plan_.probes.size())
     return err("record: event id ", *id, " samples probe ", info.probe, ", beyond the plan's ", plan_.probes.size());
 
+  if (h.type == PERF_RECORD_MMAP2) {
+    UPROF_ASSIGN(MmapRecord m, decode_mmap2(rec, info.format));
+    // Only files: anonymous memory ("//anon", "[heap]", "[vdso]") has no unwind
+    // information uprof could read.
+    if (m.filename.size() < 2 || m.filename[0] != '/' || m.filename[1] == '/') return Out{};
+    char range[128];
+    std::snprintf(range, sizeof range, "%llx-%llx %c%c%cp %08llx %02x:%02x %llu ",
+                  static_cast<unsigned long long>(m.addr), static_cast<unsigned long long>(m.addr + m.len),
+                  m.prot & PROT_READ ? 'r' : '-', m.prot & PROT_WRITE ? 'w' : '-', m.prot & PROT_EXEC ? 'x' : '-',
+                  static_cast<unsigned long long>(m.pgoff), m.maj, m.min, static_cast<unsigned long long>(m.ino));
+    mapping_ = Mapping{.pid = m.pid, .time = m.sample_id ? m.sample_id->time : last_time_,
+                       .maps_line = range + m.filename};
+    has_mapping_ = true;
+    if (m.sample_id) ring_time(ring) = m.sample_id->time;
+    return Out{};
+  }
   Event e;
-  has_stack_ = false;
   if (h.type == PERF_RECORD_COMM) {
     UPROF_ASSIGN(CommRecord c, decode_comm(rec, info.format));
     e.kind = EventKind::Comm;

@@ -27,7 +27,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "uprof/drain/unwind/user_stack.h"
@@ -62,6 +64,13 @@ class StackUnwinder {
   Status announce(const Event& e, const std::function<Status(const Event&)>& write);
   // A process that exited or exec'd: its mappings are read again if it comes back.
   void forget(uint32_t pid);
+  // The perf engine's side band (PERF_RECORD_MMAP2) announced a mapping of `pid`, as a
+  // /proc/PID/maps line: the mappings a process that exited before its first stack was
+  // unwound had (its /proc/PID/maps reads empty then). Used only where /proc has none.
+  void add_mapping(uint32_t pid, const std::string& maps_line);
+  // Whether `pid`'s mappings are known now (from /proc/PID/maps or add_mapping): a stack
+  // unwound without them has no frame.
+  bool has_mappings(uint32_t pid);
   void thread_exited(uint32_t tid);
 
   const UnwindCounts& counts() const { return counts_; }
@@ -76,6 +85,7 @@ class StackUnwinder {
   std::vector<std::unique_ptr<Process>> processes_;  // a few: a linear search
   std::unique_ptr<Objects> objects_;
   std::unique_ptr<Trampolines> trampolines_;
+  std::map<uint32_t, std::string> announced_maps_;  // add_mapping's lines, by pid
   UnwindCounts counts_;
 };
 

@@ -6,7 +6,8 @@
 //   SAMPLE id=41 tid=4242 time=T regs{di=1, si=10}  ->  Event{Sample, probe 0, values {1, 10}}
 //   LOST id=41 lost=3 time=T2 (ring's last: T1)      ->  Event{Lost, probe 0, lost 3, time T1, until T2, tid 0}
 //   COMM (side band) pid=4242 "worker"               ->  Event{Comm, "worker"}
-//   MMAP2, THROTTLE, a side band's SAMPLE            ->  nothing
+//   MMAP2 (side band, record -g)                     ->  nothing; mapping() has it
+//   THROTTLE, a side band's SAMPLE                   ->  nothing
 #pragma once
 
 #include <linux/perf_event.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +47,14 @@ class PerfRecordConverter {
   // record -g: the registers and stack the last sample converted copied for its call
   // stack, when its probe carries one; valid while that record's bytes are.
   const UserStack* stack() const { return has_stack_ ? &stack_ : nullptr; }
+  // record -g: the executable mapping the last record converted announced (MMAP2, from
+  // the side band with EventSetOptions::track_mappings), as a /proc/PID/maps line.
+  struct Mapping {
+    uint32_t pid = 0;
+    uint64_t time = 0;
+    std::string maps_line;  // "7f1c2a028000-7f1c2a1bd000 r-xp 00028000 fe:01 1835023 /usr/lib/.../libc.so.6"
+  };
+  const Mapping* mapping() const { return has_mapping_ ? &mapping_ : nullptr; }
 
   // Per probe (plan order): samples converted, and samples PERF_RECORD_LOST said
   // were dropped.
@@ -69,6 +79,8 @@ class PerfRecordConverter {
   uint64_t samples_ = 0, missing_values_ = 0;
   UserStack stack_{};
   bool has_stack_ = false;
+  Mapping mapping_{};
+  bool has_mapping_ = false;
   uint64_t start_time_ = 0;
   uint64_t last_time_ = 0;  // for records without a time of their own
   std::vector<uint64_t> ring_times_;  // per ring: the time of its last record
