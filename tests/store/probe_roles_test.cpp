@@ -104,8 +104,9 @@ TEST(DataFileRoles, EveryRoleRoundTripsThroughAFile) {
 
 TEST(DataFileRoles, AnUnknownRoleIsAnError) {
   std::string bytes = encode_probes({probe(0, ProbeKind::Entry, "add", "add", RowRole::Entry, "add")});
-  // The payload ends with the role, the row (03 'add') and the value count (00).
-  const std::size_t role_at = bytes.size() - 6;
+  // The payload ends with the role, the row (03 'add'), the capture byte (1.9) and the
+  // value count (00).
+  const std::size_t role_at = bytes.size() - 7;
   ASSERT_EQ(bytes[role_at], static_cast<char>(RowRole::Entry));
   bytes[role_at] = 42;
   ByteReader r(std::as_bytes(std::span(bytes.data(), bytes.size())));

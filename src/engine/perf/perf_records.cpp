@@ -43,6 +43,8 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
     return Out{};
   UPROF_ASSIGN(std::optional<uint64_t> id, record_identifier(rec));
   if (!id) return Out{};
+  // Mappings are kept only from the side band that asked for them (record -g).
+  if (h.type == PERF_RECORD_MMAP2 && !ids_.count(*id)) return Out{};
   auto it = ids_.find(*id);
   if (it == ids_.end()) return err("record: a ", record_type_name(h.type), " of unknown event id ", *id);
   const IdInfo& info = it->second;

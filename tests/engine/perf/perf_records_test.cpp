@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
+#include <cstring>
+
 #include "drain/record_builder.h"
 #include "uprof/attach/event_attr.h"
 
@@ -161,6 +165,34 @@ TEST(PerfRecords, RecordsTheRecordingDoesNotKeep) {
   auto e = k.c.convert(mmap);
   ASSERT_TRUE(e) << e.error().message;
   EXPECT_FALSE(e->has_value());
+  EXPECT_EQ(k.c.mapping(), nullptr);
+}
+
+// record -g: the side band's MMAP2 of a file becomes a /proc/PID/maps line for the
+// unwinder (no event); anonymous memory is no mapping uprof can unwind through.
+TEST(PerfRecords, TheSideBandsFileMappingsBecomeMapsLines) {
+  Converter k;
+  auto mmap2 = [](const char (&name)[16]) {
+    RecordBuilder b(PERF_RECORD_MMAP2);
+    b.u32(7).u32(7).u64(0x7f0000001000).u64(0x2000).u64(0x1000).u32(0xfe).u32(1).u64(99).u64(0);
+    b.u32(PROT_READ | PROT_EXEC).u32(MAP_PRIVATE);
+    for (int i = 0; i < 16; i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, name + i, 8);
+      b.u64(w);
+    }
+    return b.u32(7).u32(7).u64(1500).u64(kSideBandId).build();
+  };
+  auto e = k.c.convert(mmap2("/usr/lib/libz.s"));
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_FALSE(e->has_value());
+  ASSERT_NE(k.c.mapping(), nullptr);
+  EXPECT_EQ(k.c.mapping()->pid, 7u);
+  EXPECT_EQ(k.c.mapping()->time, 1500u);
+  EXPECT_EQ(k.c.mapping()->maps_line, "7f0000001000-7f0000003000 r-xp 00001000 fe:01 99 /usr/lib/libz.s");
+  auto anon = k.c.convert(mmap2("//anon"));
+  ASSERT_TRUE(anon) << anon.error().message;
+  EXPECT_EQ(k.c.mapping(), nullptr);
 }
 
 TEST(PerfRecords, BadRecordsAreErrorsThatNameThem) {
