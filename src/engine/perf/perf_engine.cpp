@@ -14,6 +14,9 @@
 namespace uprof {
 namespace {
 
+// record -g: the longest a stack waits in its ring before a pass reads it (see capture()).
+constexpr int kStackPollMs = 5;
+
 class PerfEngine final : public CaptureEngine {
  public:
   PerfEngine(const CapturePlan& plan, EventSet events, bool explicit_start, uint64_t start_time, ProbeBackend backend)
@@ -70,6 +73,12 @@ class PerfEngine final : public CaptureEngine {
     };
     bool held = false;
     DrainLoopOptions dopts;
+    // record -g: a stack is unwound with its process's mappings, read from /proc/PID/maps
+    // when its first stack is read. Samples wait in the ring until a quarter of it is
+    // full or the next pass: a process that ends before that loses every stack (ten
+    // stacks of an 11 ms why_slow run did). A pass every few ms reads the first one while
+    // it runs (the BPF engine wakes its reader at a process's first stack instead).
+    if (plan_.call_graph.on) dopts.poll_interval_ms = kStackPollMs;
     dopts.on_pass_start = [&] { order.pass_started(monotonic_ns()); };
     dopts.hold_reads = [&] { return held = order.full(); };
     dopts.on_pass_end = [&]() -> Status {
