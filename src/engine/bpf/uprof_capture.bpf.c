@@ -242,6 +242,10 @@ static __always_inline int offcpu_put(__u64 *v, const __u32 cap, __u32 n, __u32 
   if (!o) return 0;
   for (__u32 k = 0; k < UPROF_BPF_OFFCPU_KINDS; k++) {
     __u32 at = n + k;
+    /* The bound is checked on `at` itself: clang otherwise tests n against cap - 1 - k
+     * (`if n == 7`), which 6.1's verifier cannot turn into a bound on n + k
+     * ("invalid access to memory, mem_size=96 off=96"). */
+    asm volatile("" : "+r"(at));
     if (at < cap) v[at] = o->total[k];
   }
   offcpu_step(o, role);
