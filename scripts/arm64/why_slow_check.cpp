@@ -30,15 +30,7 @@ void WhySlowCheck::fail(Parts&&... parts) {
   problems_.push_back(os.str());
 }
 
-// A stack's frames named through the host's copies of the files; frame 0 must be in the
-// call's caller, some later frame in main.
-void WhySlowCheck::check_stack(const Event& e, uint64_t k) {
-  const char* want = kCallers[k % 2];
-  by_caller_[k % 2].stacks++;
-  if (e.stack.empty()) {
-    fail("tid ", e.tid, ": call ", k, " of work (", want, "'s) has no stack");
-    return;
-  }
+std::vector<std::string> WhySlowCheck::frame_names(const Event& e) {
   std::vector<std::string> names;
   for (const uprof::StackFrame& f : e.stack) {
     auto o = objects_.find(f.object);
@@ -51,6 +43,19 @@ void WhySlowCheck::check_stack(const Event& e, uint64_t k) {
     if (name.empty()) fail("cannot name a frame: ", names_.error());
     names.push_back(name.empty() ? "?" : name);
   }
+  return names;
+}
+
+// A stack's frames named through the host's copies of the files; frame 0 must be in the
+// call's caller, some later frame in main.
+void WhySlowCheck::check_stack(const Event& e, uint64_t k) {
+  const char* want = kCallers[k % 2];
+  by_caller_[k % 2].stacks++;
+  if (e.stack.empty()) {
+    fail("tid ", e.tid, ": call ", k, " of work (", want, "'s) has no stack");
+    return;
+  }
+  std::vector<std::string> names = frame_names(e);
   std::string joined;
   for (const auto& n : names) joined += (joined.empty() ? "" : ";") + n;
   if (names[0] != want)
@@ -61,12 +66,31 @@ void WhySlowCheck::check_stack(const Event& e, uint64_t k) {
     example_[k % 2] = joined;
 }
 
+// A probe called inside sleeper's work (libc's clock_nanosleep, under nanosleep): its
+// stack goes through work, sleeper and main, in that order. work is return-probed: while
+// it runs, the return address its prologue saved is the kernel's return trampoline.
+void WhySlowCheck::check_inner_stack(const Event& e) {
+  inner_++;
+  std::vector<std::string> names = frame_names(e);
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ";") + n;
+  auto w = std::find(names.begin(), names.end(), "work");
+  if (w == names.end() || names.end() - w < 3 || w[1] != "sleeper" || w[2] != "main")
+    fail("tid ", e.tid, ": a stack inside work does not run work;sleeper;main: ", joined);
+  else if (inner_example_.empty())
+    inner_example_ = joined;
+}
+
 void WhySlowCheck::on_event(const Event& e, const uprof::ProbeInfo* probe, bool entry_side) {
   if (e.kind == EventKind::Object) {
     objects_[e.object] = e.path;
     return;
   }
   if (e.kind != EventKind::Sample || !probe) return;
+  if (probe->function != "work") {
+    if (entry_side) check_inner_stack(e);
+    return;
+  }
   offcpu_ |= probe->offcpu;
   Thread& t = threads_[e.tid];
   if (entry_side) {
@@ -102,6 +126,7 @@ std::vector<std::string> WhySlowCheck::finish() {
   if (stacks_at_ != "none")
     os << ", stacks at the " << stacks_at_ << ": spinner's " << spin.stacks << " like " << example_[0]
        << "; sleeper's " << sleep.stacks << " like " << example_[1];
+  if (inner_) os << "; " << inner_ << " stacks inside work like " << inner_example_;
   if (offcpu_) {
     const uint64_t spin_off = total(spin.off), sleep_off = total(sleep.off);
     const uint64_t spin_blocked = spin_off - kind(spin.off, OffCpuKind::Runnable);

@@ -13,6 +13,9 @@
 //   asleep, asleep at least 90% of N * US (a timer never fires early); spinner's calls
 //   blocked at most a fifth of their time (it never blocks: a busy guest may preempt it,
 //   which is runnable time).
+// - A probe on another function (libc's clock_nanosleep, which sleeper's work calls): at
+//   its entry its stack runs through work, sleeper and main; work's calls are checked
+//   as above.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +53,8 @@ class WhySlowCheck {
     uprof::OffCpuTimes off{};
   };
   void check_stack(const uprof::Event& e, uint64_t k);
+  void check_inner_stack(const uprof::Event& e);
+  std::vector<std::string> frame_names(const uprof::Event& e);
   template <class... Parts>
   void fail(Parts&&... parts);
 
@@ -62,4 +67,6 @@ class WhySlowCheck {
   bool offcpu_ = false;
   std::vector<std::string> problems_;
   std::string summary_, example_[2];
+  uint64_t inner_ = 0;  // samples of the probe inside work
+  std::string inner_example_;
 };
