@@ -270,6 +270,7 @@ cases=(
   "pmu_stacks_min|20|$ws 1000 --stacks-at return|--backend|pmu|-g|--stack-min|200us|-e|work|--|/fx/why_slow|10|1000"
   "stacks_fp|20|$ws 1000 --stacks-at entry|--call-graph|fp|-e|work|--|/fx/why_slow_fp|10|1000"
   "stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
+  "pmu_stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|--backend|pmu|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
   "offcpu|8|$ws 50000 --stacks-at entry|--off-cpu|-g|-e|work|--|/fx/why_slow|4|50000"
 )
 : >"$R/cases"
