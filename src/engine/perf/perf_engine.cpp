@@ -14,9 +14,6 @@
 namespace uprof {
 namespace {
 
-// record -g: the longest a stack waits in its ring before a pass reads it (see capture()).
-constexpr int kStackPollMs = 5;
-
 class PerfEngine final : public CaptureEngine {
  public:
   PerfEngine(const CapturePlan& plan, EventSet events, bool explicit_start, uint64_t start_time, ProbeBackend backend)
@@ -73,12 +70,6 @@ class PerfEngine final : public CaptureEngine {
     };
     bool held = false;
     DrainLoopOptions dopts;
-    // record -g: a stack is unwound with its process's mappings, read from /proc/PID/maps
-    // when its first stack is read. Samples wait in the ring until a quarter of it is
-    // full or the next pass: a process that ends before that loses every stack (ten
-    // stacks of an 11 ms why_slow run did). A pass every few ms reads the first one while
-    // it runs (the BPF engine wakes its reader at a process's first stack instead).
-    if (plan_.call_graph.on) dopts.poll_interval_ms = kStackPollMs;
     dopts.on_pass_start = [&] { order.pass_started(monotonic_ns()); };
     dopts.hold_reads = [&] { return held = order.full(); };
     dopts.on_pass_end = [&]() -> Status {
@@ -155,6 +146,14 @@ Result<std::unique_ptr<CaptureEngine>> open_perf_engine(const CapturePlan& plan,
   eo.start = on_exec ? StartMode::OnExec : StartMode::Explicit;
   eo.ring_data_pages = target.ring_pages ? target.ring_pages : kPerfDefaultRingPages;
   eo.track_tasks = true;
+  // record -g: a stack is unwound with its process's mappings, read from /proc/PID/maps
+  // when the process's first stack is read. By default samples wait in the ring until a
+  // quarter of it is full or the next pass (100 ms): a process that ends before that
+  // loses every stack (the 30 of a 5 ms why_slow run, the 10 of an 11 ms one). Woken once
+  // a stack's worth of bytes waits, the reader reads the first stack while the process
+  // runs; the cost is a wakeup per stack while the reader sleeps. (The BPF engine wakes
+  // its reader at a process's first stack only; perf events have no such choice.)
+  if (plan.call_graph.on) eo.wakeup_watermark = plan.call_graph.stack_bytes;
   // Values in memory become tracefs fetch arguments, decoded from each sample's raw data.
   std::vector<std::vector<FetchArg>> fetch(plan.probes.size());
   for (std::size_t i = 0; i < plan.probes.size(); i++) {
