@@ -236,9 +236,10 @@ mknod "$R/dev/null" c 1 3 2>/dev/null || true
 # why_slow: -g on both engines (bpf: the default here, uprobe-PMU events, as 6.1 has no
 # multi-uprobe links; perf: --backend pmu), each call's caller and stack checked; with
 # --stack-min below the 1 ms every call takes, the stacks come at the returns (on the perf
-# engine the drain keeps them); stacks_lib: libc's clock_nanosleep, inside sleeper's work
-# while work's saved return address is the return trampoline; --off-cpu (the BPF engine only: tp_btf sched_switch and
-# task storage, both in 6.1) splits each call's time.
+# engine the drain keeps them), and none with it above (60 s); stacks_lib: a probe on
+# libc's clock_nanosleep, inside sleeper's work while work's saved return address is the
+# return trampoline; --off-cpu (the BPF engine only: tp_btf sched_switch and task
+# storage, both in 6.1) splits each call's time.
 ws='--function work --values none --root @ROOT@ --why-slow'
 cases=(
   'static_O2|2000|--function add --values seq|-e|add %x0 %x1 $retval|--|/fx/workload_static|calls|2000'
@@ -268,6 +269,8 @@ cases=(
   "pmu_stacks|20|$ws 1000 --stacks-at entry|--backend|pmu|-g|-e|work|--|/fx/why_slow|10|1000"
   "stacks_min|20|$ws 1000 --stacks-at return|-g|--stack-min|200us|-e|work|--|/fx/why_slow|10|1000"
   "pmu_stacks_min|20|$ws 1000 --stacks-at return|--backend|pmu|-g|--stack-min|200us|-e|work|--|/fx/why_slow|10|1000"
+  "stacks_min_none|20|$ws 1000 --stacks-at none|-g|--stack-min|60s|-e|work|--|/fx/why_slow|10|1000"
+  "pmu_stacks_min_none|20|$ws 1000 --stacks-at none|--backend|pmu|-g|--stack-min|60s|-e|work|--|/fx/why_slow|10|1000"
   "stacks_fp|20|$ws 1000 --stacks-at entry|--call-graph|fp|-e|work|--|/fx/why_slow_fp|10|1000"
   "stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
   "pmu_stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|--backend|pmu|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
