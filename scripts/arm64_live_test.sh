@@ -163,10 +163,10 @@ note "uprof cross-built ($(du -k "$XB/uprof" | cut -f1) kB)"
 # Built from the same tree as the cross uprof (the data file's reader and what it
 # needs: store/, util/, arch/), not from BUILD_DIR's objects: those may be from another
 # state of the tree, and another build may be running in BUILD_DIR.
-check_srcs=("$SRC/scripts/arm64/check_data.cpp" "$SRC"/src/store/*.cpp "$SRC"/src/model/*.cpp "$SRC"/src/util/*.cpp "$SRC"/src/arch/*.cpp)
-mapfile -t check_headers < <(find "$SRC/include/uprof" -name '*.h')
+check_srcs=("$SRC"/scripts/arm64/*.cpp "$SRC"/src/store/*.cpp "$SRC"/src/model/*.cpp "$SRC"/src/util/*.cpp "$SRC"/src/arch/*.cpp)
+mapfile -t check_headers < <(find "$SRC/include/uprof" "$SRC/scripts/arm64" -name '*.h')
 if ! fresh "$W/check_data" "${check_srcs[@]}" "${check_headers[@]}"; then
-  run_logged check-build 300 g++ -std=c++20 -O1 -Wall -Wextra -I"$SRC/include" -o "$W/check_data" "${check_srcs[@]}" ||
+  run_logged check-build 300 g++ -std=c++20 -O1 -Wall -Wextra -I"$SRC/include" -o "$W/check_data" "${check_srcs[@]}" -lelf -lz ||
     fail "building check_data failed (see $LOGS/check-build.log)"
 fi
 note "checker built"
@@ -211,6 +211,11 @@ fresh "$B/throw" "$FX/throw.cpp" "$0" || timeout "$LIMIT" aarch64-linux-gnu-g++ 
 xcc usdt_O0 "$FX/usdt.c" "$FX/usdt_nosem.c" -g -O0 -I"$BUILD/tests/fixtures/sdt-include"
 xcc usdt_O2 "$FX/usdt.c" "$FX/usdt_nosem.c" -g -O2 -I"$BUILD/tests/fixtures/sdt-include"
 xcc mytest "$SRC/examples/mytest.c" -g -O2
+# Why a call was slow (issue 33): work() from a spinning and a sleeping caller, -O2 without
+# frame pointers as Debian builds (record -g, --stack-min, --off-cpu); and with them
+# (--call-graph fp). The flags of tests/fixtures/CMakeLists.txt.
+xcc why_slow "$FX/why_slow.c" -g -O2 -fomit-frame-pointer
+xcc why_slow_fp "$FX/why_slow.c" -g -O2 -fno-omit-frame-pointer
 xcc libfx.so.1 "$FX/libfx.c" -g -O2 -fPIC -shared -Wl,-soname,libfx.so.1
 fresh "$B/uselib" "$B/libfx.so.1" || rm -f "$B/uselib"
 xcc uselib "$FX/uselib.c" -g -O2 -Wl,-rpath,'$ORIGIN' "$B/libfx.so.1"
@@ -227,7 +232,15 @@ mknod "$R/dev/console" c 5 1 2>/dev/null || true
 mknod "$R/dev/null" c 1 3 2>/dev/null || true
 
 # The cases: NAME | calls of the probed function | check_data options | uprof record args...
-# (@FX@ in the check options is the host's copy of the guest's /fx).
+# (@FX@ in the check options is the host's copy of the guest's /fx, @ROOT@ of its /).
+# why_slow: -g on both engines (bpf: the default here, uprobe-PMU events, as 6.1 has no
+# multi-uprobe links; perf: --backend pmu), each call's caller and stack checked; with
+# --stack-min below the 1 ms every call takes, the stacks come at the returns (on the perf
+# engine the drain keeps them), and none with it above (60 s); stacks_lib: a probe on
+# libc's clock_nanosleep, inside sleeper's work while work's saved return address is the
+# return trampoline; --off-cpu (the BPF engine only: tp_btf sched_switch and task
+# storage, both in 6.1) splits each call's time.
+ws='--function work --values none --root @ROOT@ --why-slow'
 cases=(
   'static_O2|2000|--function add --values seq|-e|add %x0 %x1 $retval|--|/fx/workload_static|calls|2000'
   'dyn_O0|2000|--function add --values seq|-e|add %x0 %x1 $retval|--|/fx/workload_O0|calls|2000'
@@ -252,6 +265,16 @@ cases=(
   'args_strings|12|--values none|-e|lookup|-e|measure|-e|visit @visits +0(@greeting):string|--|/fx/strings_O2|4'
   'usdt_O0|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O0'
   'usdt_O2|3|--values none --usdt|-e|usdt:uprof_fx:work__*|--|/fx/usdt_O2'
+  "stacks|20|$ws 1000 --stacks-at entry|-g|-e|work|--|/fx/why_slow|10|1000"
+  "pmu_stacks|20|$ws 1000 --stacks-at entry|--backend|pmu|-g|-e|work|--|/fx/why_slow|10|1000"
+  "stacks_min|20|$ws 1000 --stacks-at return|-g|--stack-min|200us|-e|work|--|/fx/why_slow|10|1000"
+  "pmu_stacks_min|20|$ws 1000 --stacks-at return|--backend|pmu|-g|--stack-min|200us|-e|work|--|/fx/why_slow|10|1000"
+  "stacks_min_none|20|$ws 1000 --stacks-at none|-g|--stack-min|60s|-e|work|--|/fx/why_slow|10|1000"
+  "pmu_stacks_min_none|20|$ws 1000 --stacks-at none|--backend|pmu|-g|--stack-min|60s|-e|work|--|/fx/why_slow|10|1000"
+  "stacks_fp|20|$ws 1000 --stacks-at entry|--call-graph|fp|-e|work|--|/fx/why_slow_fp|10|1000"
+  "stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
+  "pmu_stacks_lib|15|--values none --root @ROOT@ --why-slow 1000 --stacks-at entry|--backend|pmu|-g|--no-args|-e|libc:clock_nanosleep|-e|work|--|/fx/why_slow|5|1000"
+  "offcpu|8|$ws 50000 --stacks-at entry|--off-cpu|-g|-e|work|--|/fx/why_slow|4|50000"
 )
 : >"$R/cases"
 for c in "${cases[@]}"; do
@@ -288,6 +311,7 @@ get() { sed -n "s/.* $1=\(-\?[0-9]*\).*/\1/p" <<<"$line"; }
 for c in "${cases[@]}"; do
   IFS='|' read -r name calls check _rest <<<"$c"
   check=${check//@FX@/$B}
+  check=${check//@ROOT@/$R}
   line=$(grep "^ARM64-CASE $name " "$console" | head -n 1)
   why=""
   if [ -z "$line" ]; then

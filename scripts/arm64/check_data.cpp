@@ -20,6 +20,11 @@
 //                  probed file are the instruction HEX (0xd503245f: `bti c`)
 //   --usdt         the probes are USDT probes (all plain uprobes): one named X__done,
 //                  X__return or X__end is the return side, the others the entry side
+//   --why-slow US --root DIR --stacks-at entry|return|none
+//                  the why_slow fixture (N rounds of US us), recorded with -g and maybe
+//                  --off-cpu: each call's caller, stack and off-CPU share
+//                  (scripts/arm64/why_slow_check.h); DIR is the host's copy of the
+//                  guest's files, which the stacks' frames are named by
 // Always: the file is complete and undamaged, its arch is arm64, nothing was lost,
 // every probe's recorded count equals the kernel's and the samples in the file.
 // Prints "check: ok: ..." or "check: FAIL: reason" (the first few reasons) and exits 0 / 1.
@@ -36,6 +41,7 @@
 #include <vector>
 
 #include "uprof/store/data_file.h"
+#include "why_slow_check.h"
 
 namespace {
 
@@ -50,6 +56,9 @@ struct Options {
   bool lr_trampoline = false;
   bool exits = false;
   bool usdt = false;
+  uint64_t why_slow_us = 0;
+  std::string root;
+  std::string stacks_at = "none";
 };
 
 bool ends_with(const std::string& s, std::string_view suffix) {
@@ -76,7 +85,8 @@ struct Failures {
 int usage() {
   std::fprintf(stderr,
                "usage: check_data FILE --calls N [--function F] [--threads T] [--values seq|sum|none] "
-               "[--insn PATH HEX] [--lr-trampoline] [--exits]\n");
+               "[--insn PATH HEX] [--lr-trampoline] [--exits] [--usdt] [--why-slow US --root DIR "
+               "--stacks-at entry|return|none]\n");
   return 2;
 }
 
@@ -112,6 +122,9 @@ int main(int argc, char** argv) {
     else if (a == "--lr-trampoline") o.lr_trampoline = true;
     else if (a == "--exits") o.exits = true;
     else if (a == "--usdt") o.usdt = true;
+    else if (a == "--why-slow" && (v = next())) o.why_slow_us = std::strtoull(v, nullptr, 10);
+    else if (a == "--root" && (v = next())) o.root = v;
+    else if (a == "--stacks-at" && (v = next())) o.stacks_at = v;
     else if (a == "--insn" && (v = next()) && i + 1 < argc) {
       o.insn_path = v;
       o.insn = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 16));
@@ -119,6 +132,8 @@ int main(int argc, char** argv) {
     else return usage();
   }
   if (o.file.empty() || o.calls == 0 || (o.values != "seq" && o.values != "sum" && o.values != "none"))
+    return usage();
+  if (o.why_slow_us && (o.root.empty() || (o.stacks_at != "entry" && o.stacks_at != "return" && o.stacks_at != "none")))
     return usage();
 
   auto reader = DataFileReader::open(o.file);
@@ -158,10 +173,15 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> per_probe(probes.size());
   uint64_t events = 0, entries = 0, returns = 0, lost_events = 0, zero_frames = 0;
   std::set<uint64_t> entry_lr, return_lr;
+  WhySlowCheck why_slow(o.root, o.stacks_at, o.why_slow_us);
   Event e;
   while (reader->next(e)) {
     events++;
     if (e.kind == EventKind::Lost) lost_events += e.lost;
+    if (o.why_slow_us) {
+      const ProbeInfo* p = e.kind == EventKind::Sample && e.probe < probes.size() ? &probes[e.probe] : nullptr;
+      why_slow.on_event(e, p, p && entry_side(*p, o));
+    }
     if (e.kind != EventKind::Sample) continue;
     if (o.exits && e.frame == 0) zero_frames++;
     if (e.probe >= probes.size()) {
@@ -235,6 +255,11 @@ int main(int argc, char** argv) {
   for (const auto& [tid, t] : threads)
     if (!t.open.empty()) fail.add("tid ", tid, ": ", t.open.size(), " entries without a return");
 
+  std::string why_slow_note;
+  if (o.why_slow_us) {
+    for (const auto& problem : why_slow.finish()) fail.add(problem);
+    why_slow_note = "; " + why_slow.summary();
+  }
   std::string lr_note;
   if (o.lr_trampoline) {
     if (entry_lr.empty() || return_lr.size() != 1) {
@@ -264,7 +289,7 @@ int main(int argc, char** argv) {
               (std::string(o.values == "seq"   ? ", %x0/%x1 = i/10i in order, $retval = sum"
                            : o.values == "sum" ? ", $retval = %x0 + %x1"
                                                : "") +
-               lr_note)
+               lr_note + why_slow_note)
                   .c_str());
   return 0;
 }

@@ -1,11 +1,13 @@
 // record -g's pure parts in the drain: a BPF STACK record's pt_regs as registers
 // (drain/unwind/user_stack.h), the frame-pointer walk (frame_pointers.h) over a
-// hand-laid stack, and --stack-min on the perf engine (stack_min_filter.h).
+// hand-laid stack, --stack-min on the perf engine (stack_min_filter.h), and the return
+// addresses the return trampoline stands for (return_trampolines.h).
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "uprof/drain/unwind/frame_pointers.h"
+#include "uprof/drain/unwind/return_trampolines.h"
 #include "uprof/drain/unwind/stack_min_filter.h"
 #include "uprof/drain/unwind/user_stack.h"
 
@@ -100,6 +102,37 @@ TEST(StackMinFilter, DropsTheStacksOfShortCallsInTimeOrder) {
   // A return whose entry came before the recording has no duration: no stack.
   EXPECT_TRUE(f.drop_stack(ev(1, 3, 9000, true)));
   EXPECT_EQ(f.dropped(), 2u);
+}
+
+// x86-64: the entry's return address is found again only at its own slot ([sp] of the
+// entry), by the latest entry there before the hit.
+TEST(ReturnTrampolines, X86FindsTheSlotItself) {
+  ReturnTrampolines t(true);
+  t.note(7, 0x7ffd1000, 100, 0x401111);  // a call from spinner
+  t.note(7, 0x7ffd1000, 300, 0x402222);  // the next call at the same depth, from sleeper
+  EXPECT_EQ(t.find(7, 0x7ffd1000, 200), 0x401111u);
+  EXPECT_EQ(t.find(7, 0x7ffd1000, 400), 0x402222u);
+  EXPECT_FALSE(t.find(7, 0x7ffd1000, 50).has_value()) << "no entry before the hit";
+  EXPECT_FALSE(t.find(7, 0x7ffd0ff8, 400).has_value()) << "another slot";
+  EXPECT_FALSE(t.find(8, 0x7ffd1000, 400).has_value()) << "another thread";
+  t.thread_exited(7);
+  EXPECT_FALSE(t.find(7, 0x7ffd1000, 400).has_value());
+}
+
+// arm64: why_slow's work is entered with sp 0xffffd0a0 and x30 into sleeper; its
+// prologue (`stp x29, x30, [sp, #-64]!`) saves the trampoline at 0xffffd068. A probe
+// inside it (libc's clock_nanosleep) reads it there: the call whose frame holds it is
+// the nearest entry at or above the address, not a deeper one (its entry sp is below).
+TEST(ReturnTrampolines, Arm64FindsTheCallWhoseFrameHoldsTheSlot) {
+  ReturnTrampolines t(false);
+  t.note(3, 0xffffd0e0, 10, 0xaaaa0500);  // main's call of a probed outer function
+  t.note(3, 0xffffd0a0, 20, 0xaaaa0904);  // work, called by sleeper
+  t.note(3, 0xffffd020, 30, 0xbbbb0100);  // a deeper probed call made (and done) before
+  EXPECT_EQ(t.find(3, 0xffffd068, 40), 0xaaaa0904u);
+  EXPECT_EQ(t.find(3, 0xffffd0a0, 40), 0xaaaa0904u) << "a slot at the entry sp itself";
+  EXPECT_EQ(t.find(3, 0xffffd0b8, 40), 0xaaaa0500u) << "the outer call's frame";
+  EXPECT_FALSE(t.find(3, 0xffffd0e8, 40).has_value()) << "above every noted frame";
+  EXPECT_FALSE(t.find(3, 0xffffd068, 15).has_value()) << "work was entered after the hit";
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 #include <string>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 
 #include "uprof/drain/unwind/frame_pointers.h"
+#include "uprof/drain/unwind/return_trampolines.h"
 #include "uprof/util/clock.h"
 #include "uprof/util/proc_maps.h"
 
@@ -63,7 +63,7 @@ struct StackUnwinder::Process {
   uint64_t trampoline_start = 0, trampoline_end = 0;  // the [uprobes] mapping
   // The hit being unwound: its copy, and its thread's trampolines.
   const UserStack* current = nullptr;
-  const Trampolines* trampolines = nullptr;
+  const ReturnTrampolines* trampolines = nullptr;
   uint32_t tid = 0;
   uint64_t time = 0;
   uint64_t replaced = 0;
@@ -79,33 +79,11 @@ struct StackUnwinder::Process {
   }
 };
 
-// Per thread: where return probes' entries found their return addresses, by the slot's
-// address, the latest few (by time) at each slot: a thread's hits may be unwound a
-// little out of time order (the perf engine's per-CPU rings), and the latest entry
-// before a hit at a slot is the one whose trampoline that hit finds there.
+// Return trampolines by architecture (return_trampolines.h): x86-64 knows the slot of
+// the replaced address, arm64 only the frame that holds it.
 struct StackUnwinder::Trampolines {
-  struct Entry {
-    uint64_t time = 0, return_address = 0;
-  };
-  static constexpr std::size_t kPerSlot = 8;
-  std::unordered_map<uint32_t, std::map<uint64_t, std::vector<Entry>>> threads;
-
-  void note(uint32_t tid, uint64_t slot, uint64_t time, uint64_t ra) {
-    auto& entries = threads[tid][slot];
-    if (entries.size() == kPerSlot) entries.erase(entries.begin());
-    auto at = std::upper_bound(entries.begin(), entries.end(), time,
-                               [](uint64_t t, const Entry& e) { return t < e.time; });
-    entries.insert(at, Entry{time, ra});
-  }
-  std::optional<uint64_t> find(uint32_t tid, uint64_t slot, uint64_t time) const {
-    auto t = threads.find(tid);
-    if (t == threads.end()) return std::nullopt;
-    auto s = t->second.find(slot);
-    if (s == t->second.end()) return std::nullopt;
-    for (auto it = s->second.rbegin(); it != s->second.rend(); ++it)
-      if (it->time <= time) return it->return_address;
-    return std::nullopt;
-  }
+  ReturnTrampolines by_slot{true}, by_frame{false};
+  ReturnTrampolines& of(const ArchInfo& a) { return a.link_reg >= 0 ? by_frame : by_slot; }
 };
 
 // The files frames name, numbered from 1 in the order they are first named.
@@ -150,7 +128,8 @@ bool read_copy(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
 
 template <typename P>
 bool copied_registers(Dwfl_Thread* thread, void* arg) {
-  const UserStack& s = *static_cast<P*>(arg)->current;
+  P* p = static_cast<P*>(arg);
+  const UserStack& s = *p->current;
   const ArchInfo& a = arch_info(s.arch);
   // The integer registers by their DWARF numbers (x86-64 0-16 with rip, arm64 0-31); the
   // floating-point ones are not copied, and the flags and segments are no frame's.
@@ -159,6 +138,14 @@ bool copied_registers(Dwfl_Thread* thread, void* arg) {
     auto v = s.reg(r.perf_index);
     if (!v) continue;
     Dwarf_Word w = *v;
+    // arm64: a hit in a return-probed call before its prologue saved x30 (or in a leaf
+    // that never does) finds the trampoline in the link register itself.
+    if (static_cast<int>(r.perf_index) == a.link_reg && w >= p->trampoline_start && w < p->trampoline_end &&
+        p->trampolines)
+      if (auto ra = p->trampolines->find(p->tid, s.sp(), p->time)) {
+        w = *ra;
+        p->replaced++;
+      }
     dwfl_thread_state_registers(thread, r.dwarf_number, 1, &w);
   }
   dwfl_thread_state_register_pc(thread, s.pc());
@@ -203,7 +190,10 @@ Status StackUnwinder::announce(const Event& e, const std::function<Status(const 
   return ok();
 }
 
-void StackUnwinder::thread_exited(uint32_t tid) { trampolines_->threads.erase(tid); }
+void StackUnwinder::thread_exited(uint32_t tid) {
+  trampolines_->by_slot.thread_exited(tid);
+  trampolines_->by_frame.thread_exited(tid);
+}
 
 void StackUnwinder::forget(uint32_t pid) {
   std::erase_if(processes_, [pid](const std::unique_ptr<Process>& p) { return p->pid == pid; });
@@ -266,10 +256,17 @@ void StackUnwinder::unwind(const UserStack& stack, const ProbeCapture& probe, Ev
   e.stack.clear();
   counts_.stacks++;
   const ArchInfo& arch = arch_info(stack.arch);
-  if (probe.return_probed && arch.link_reg < 0) {
-    // x86-64: the return address the kernel is about to replace, and where it is.
-    const uint64_t slot = stack.sp() + arch.entry_cfa - 8;
-    if (auto ra = stack.load(slot)) trampolines_->note(e.tid, slot, e.time, *ra);
+  if (probe.return_probed) {
+    // The return address the kernel is about to replace, and where it will be looked
+    // for (return_trampolines.h): x86-64 its slot at [sp]; arm64 the link register,
+    // by the call's frame (its entry sp).
+    if (arch.link_reg >= 0) {
+      if (auto ra = stack.reg(static_cast<unsigned>(arch.link_reg)))
+        trampolines_->of(arch).note(e.tid, stack.sp() + arch.entry_cfa, e.time, *ra);
+    } else {
+      const uint64_t slot = stack.sp() + arch.entry_cfa - 8;
+      if (auto ra = stack.load(slot)) trampolines_->of(arch).note(e.tid, slot, e.time, *ra);
+    }
   }
   Process* p = process(e.pid, false);
   // An address outside the mappings read: the process mapped a file since (dlopen, exec).
@@ -279,7 +276,7 @@ void StackUnwinder::unwind(const UserStack& stack, const ProbeCapture& probe, Ev
   auto walk_dwarf = [&] {
     walk.pcs.clear();
     p->current = &stack;
-    p->trampolines = trampolines_.get();
+    p->trampolines = &trampolines_->of(arch);
     p->tid = e.tid;
     p->time = e.time;
     p->replaced = 0;

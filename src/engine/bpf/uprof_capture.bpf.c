@@ -242,6 +242,10 @@ static __always_inline int offcpu_put(__u64 *v, const __u32 cap, __u32 n, __u32 
   if (!o) return 0;
   for (__u32 k = 0; k < UPROF_BPF_OFFCPU_KINDS; k++) {
     __u32 at = n + k;
+    /* The bound is checked on `at` itself: clang otherwise tests n against cap - 1 - k
+     * (`if n == 7`), which 6.1's verifier cannot turn into a bound on n + k
+     * ("invalid access to memory, mem_size=96 off=96"). */
+    asm volatile("" : "+r"(at));
     if (at < cap) v[at] = o->total[k];
   }
   offcpu_step(o, role);
@@ -375,7 +379,10 @@ static __always_inline int run_slot(void *ctx, const struct uprof_bpf_slot *slot
     r->h.probe = p->probe;                                                              \
     r->h.nvalues = (__u8)n;                                                             \
     __u32 missing = 0;                                                                  \
-    for (__u32 i = 0; i < CAP; i++) {                                                   \
+    /* Values fill at most UPROF_BPF_MAX_SLOTS of the CAP slots (the rest, off-CPU      \
+     * totals): a loop to CAP would let 6.1's verifier walk past p->slots, as it does   \
+     * not see that i >= n for a constant i above n's bound (EACCES on arm64's 6.1). */ \
+    for (__u32 i = 0; i < CAP && i < UPROF_BPF_MAX_SLOTS; i++) {                        \
       if (i >= n) break;                                                                \
       r->v[i] = 0;                                                                      \
       __u32 unused;                                                                     \

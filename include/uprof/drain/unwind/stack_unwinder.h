@@ -17,12 +17,12 @@
 // Return probes move return addresses: at a probed call's entry the kernel replaces the
 // return address on the stack with its trampoline (in the [uprobes] mapping, which has
 // no unwind information), so the stack of any call made inside it reads the trampoline
-// there. On x86-64 the entry hit itself still has the real one at [sp] (the kernel
-// hijacks it after the probe's handlers ran): each such entry's (slot, address) is
-// kept per thread, with its time, and a trampoline read from that slot by a later hit
-// of the thread is the latest entry's address there. On arm64 the return address is in
-// the link register at the entry and its slot is not known: the unwinding stops at
-// the trampoline.
+// there. The entry hit itself still has the real one (the kernel hijacks it after the
+// probe's handlers ran): at [sp] on x86-64, in the link register on arm64. Each such
+// entry's address is kept per thread, with its time and where it will be looked for
+// (return_trampolines.h: the slot on x86-64, the call's frame on arm64, whose prologue
+// saves x30 where only its call frame information says), and a trampoline a later hit
+// of the thread reads there stands for it.
 #pragma once
 
 #include <cstdint>
