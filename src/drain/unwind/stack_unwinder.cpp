@@ -71,6 +71,12 @@ struct StackUnwinder::Process {
   ~Process() {
     if (dwfl) dwfl_end(dwfl);
   }
+  // A return trampoline. Where the [uprobes] mapping is not known (mappings from the perf
+  // side band, which has no record of it), a value in no mapping where an entry saw a
+  // return address is taken for it: no return address lies outside every mapping.
+  bool trampoline(uint64_t v) const {
+    return trampoline_end != 0 ? v >= trampoline_start && v < trampoline_end : find(v) == nullptr;
+  }
   const MapsEntry* find(uint64_t addr) const {
     auto it = std::upper_bound(maps.begin(), maps.end(), addr, [](uint64_t a, const MapsEntry& m) { return a < m.start; });
     if (it == maps.begin()) return nullptr;
@@ -112,12 +118,7 @@ bool read_copy(Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) {
   auto v = p->current->load(addr);
   if (!v) return false;
   // A return trampoline stands for the return address a return probe's entry saw there.
-  // Where the [uprobes] mapping is not known (mappings from the perf side band, which has
-  // no record of it), a value in no mapping at a slot where an entry saw one is taken
-  // for the trampoline: no return address lies outside every mapping.
-  const bool trampoline = p->trampoline_end != 0 ? *v >= p->trampoline_start && *v < p->trampoline_end
-                                                 : p->find(*v) == nullptr;
-  if (trampoline && p->trampolines)
+  if (p->trampolines && p->trampoline(*v))
     if (auto ra = p->trampolines->find(p->tid, addr, p->time)) {
       *v = *ra;
       p->replaced++;
@@ -140,8 +141,7 @@ bool copied_registers(Dwfl_Thread* thread, void* arg) {
     Dwarf_Word w = *v;
     // arm64: a hit in a return-probed call before its prologue saved x30 (or in a leaf
     // that never does) finds the trampoline in the link register itself.
-    if (static_cast<int>(r.perf_index) == a.link_reg && w >= p->trampoline_start && w < p->trampoline_end &&
-        p->trampolines)
+    if (static_cast<int>(r.perf_index) == a.link_reg && p->trampolines && p->trampoline(w))
       if (auto ra = p->trampolines->find(p->tid, s.sp(), p->time)) {
         w = *ra;
         p->replaced++;
