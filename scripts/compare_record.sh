@@ -111,7 +111,7 @@ PERF_ENTRY_TERM=${PERF_ENTRY_TERM:-}
 ONLY_TOOLS=${ONLY_TOOLS:-}
 OUT=${OUT:-$BUILD_DIR/compare-record}
 TB=$BUILD_DIR/bench-targets
-HOT=$ROOT/$TB/hot
+case $TB in /*) HOT=$TB/hot ;; *) HOT=$ROOT/$TB/hot ;; esac  # BUILD_DIR may be absolute
 GROUP=probe_hot
 
 die() { echo "compare_record: $*" >&2; exit 1; }
