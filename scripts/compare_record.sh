@@ -4,7 +4,7 @@
 # each is (lost, duplicated, wrong events) and how big its data file is.
 #
 #   scripts/compare_record.sh [-r REPS] [-n N] [-s N_STEP] [-c "step push nop5"]
-#                             [--no-pmu] [--keep] [-o DIR]
+#                             [--no-pmu] [--keep] [-o DIR] [-t "TOOLS"]
 #
 #   -r REPS     repetitions (default 5)
 #   -n N        calls per run for the push and nop5 classes (default 1000000)
@@ -15,12 +15,20 @@
 #   --no-bpf    skip bpftrace and BCC funclatency (in-kernel aggregation, no data file)
 #   --keep      keep every data file (they are ~13 B/event for uprof, ~96 for perf)
 #   -o DIR      where data files and results.tsv go (default BUILD_DIR/compare-record)
+#   -t TOOLS    run only these tools (names as in results.tsv: uprof uprof-events uprof-perf
+#               uprof-pmu uprof-bare perf perf-bare perf-stat bpftrace-count bpftrace
+#               bpftrace-printf funclatency uprof-base uprof-perf-base); the unprobed run
+#               ("none") always runs. uprof-bare and perf-bare are uprof (bpf engine, links)
+#               and perf record without UPROF_ARGS / PERF_ARGS, run only when named here:
+#               with UPROF_ARGS=-g, what -g adds per hit in the same interleaved run
 #
 # Environment: BUILD_DIR (default build-perf), UPROF (a prebuilt uprof: skips the cmake
 # build; check_uprof_data still needs BUILD_DIR/libuprof_core.a), UPROF_BASE (another
 # prebuilt uprof, e.g. main's, run beside it as uprof-base and uprof-perf-base: a change's
 # cost per hit, before and after, in one run), UPROF_ARGS (extra
 # `uprof record` options, e.g. "-m 1024"), PERF_ARGS (extra `perf record` options),
+# PERF_ENTRY_TERM (a term on perf's entry event only, e.g. "/call-graph=dwarf/": perf then
+# copies a stack at the entry only, as uprof -g does, not at the return too),
 # RUN_TIMEOUT (seconds per run, default 300), HOT_CFLAGS (default
 # "-O2 -g -fcf-protection=none"; "-O2 -g -fcf-protection=full" starts add_step with endbr64).
 #
@@ -88,6 +96,7 @@ while [ $# -gt 0 ]; do
     --no-pmu) PMU=0; shift ;;
     --no-bpf) BPF=0; shift ;;
     --keep) KEEP=1; shift ;;
+    -t) ONLY_TOOLS=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_record: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -98,9 +107,11 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 HOT_CFLAGS=${HOT_CFLAGS:--O2 -g -fcf-protection=none}
 UPROF_ARGS=${UPROF_ARGS:-}
 PERF_ARGS=${PERF_ARGS:-}
+PERF_ENTRY_TERM=${PERF_ENTRY_TERM:-}
+ONLY_TOOLS=${ONLY_TOOLS:-}
 OUT=${OUT:-$BUILD_DIR/compare-record}
 TB=$BUILD_DIR/bench-targets
-HOT=$ROOT/$TB/hot
+case $TB in /*) HOT=$TB/hot ;; *) HOT=$ROOT/$TB/hot ;; esac  # BUILD_DIR may be absolute
 GROUP=probe_hot
 
 die() { echo "compare_record: $*" >&2; exit 1; }
@@ -233,6 +244,16 @@ if [ "$BPF" = 1 ]; then
     fi
   fi
 fi
+if [ -n "$ONLY_TOOLS" ]; then
+  picked="none"
+  for t in $ONLY_TOOLS; do
+    case " $TOOLS uprof-bare perf-bare " in
+      *" $t "*) [ "$t" = none ] || picked="$picked $t" ;;
+      *) die "-t: '$t' is not a tool this run can run (available: $TOOLS uprof-bare perf-bare)" ;;
+    esac
+  done
+  TOOLS=$picked
+fi
 RES=$OUT/results.tsv
 printf 'rep\tclass\ttool\tn\tloop_ns\tloop_cpu_ns\telapsed_ns\tcmd_cpu_ms\tsamples\tdups\tlost\tmissing\tgaps\tbad\tbytes\tstatus\treport_ms\tnote\n' > "$RES"
 
@@ -262,9 +283,10 @@ run_one() {  # rep class tool [n]
   case "$tool" in
     none)
       timeout -k 10 "$RUN_TIMEOUT" "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
-    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base)
+    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base|uprof-bare)
       data=$base.uprof.data
-      local engine="--engine bpf --attach links" bin=$UPROF
+      local engine="--engine bpf --attach links" bin=$UPROF uargs=$UPROF_ARGS
+      [ "$tool" = uprof-bare ] && uargs=""
       [ "$tool" = uprof-events ] && engine="--engine bpf --attach events"
       case "$tool" in *-base) bin=$UPROF_BASE engine="--engine bpf" ;; esac
       [ "${tool%-base}" = uprof-perf ] && engine="--engine perf --backend tracefs"
@@ -272,12 +294,14 @@ run_one() {  # rep class tool [n]
       # --no-calibrate: the first run on a fresh boot would otherwise measure probe costs
       # first, which no other tool does (its CPU time would count in cmd_cpu_ms).
       # shellcheck disable=SC2086
-      timeout -k 10 "$RUN_TIMEOUT" "$bin" record --no-calibrate $engine $UPROF_ARGS \
+      timeout -k 10 "$RUN_TIMEOUT" "$bin" record --no-calibrate $engine $uargs \
         -e "add_$c %di %si \$retval" -o "$data" -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
-    perf)
+    perf|perf-bare)
       data=$base.perf.data
+      local pargs=$PERF_ARGS pterm=$PERF_ENTRY_TERM
+      [ "$tool" = perf-bare ] && pargs="" pterm=""
       # shellcheck disable=SC2086
-      timeout -k 10 "$RUN_TIMEOUT" perf record $PERF_ARGS -o "$data" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
+      timeout -k 10 "$RUN_TIMEOUT" perf record $pargs -o "$data" -e "$GROUP:add_$c$pterm" -e "$GROUP:add_${c}__return" \
         -- "$HOT" "$c" "$n" >"$out" 2>"$err" || status=fail ;;
     perf-stat)
       timeout -k 10 "$RUN_TIMEOUT" perf stat -x, -o "$base.stat" -e "$GROUP:add_$c" -e "$GROUP:add_${c}__return" \
@@ -321,7 +345,7 @@ run_one() {  # rep class tool [n]
   [ "$calls" = "$n" ] || status=fail
   local report_ms=""
   case "$tool" in
-    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base)
+    uprof|uprof-events|uprof-perf|uprof-pmu|uprof-base|uprof-perf-base|uprof-bare)
       if [ -f "$data" ]; then
         local chk
         chk=$(timeout 600 "$TB/check_uprof_data" "$data" "$n" 2>>"$err") || status=fail
@@ -339,7 +363,7 @@ run_one() {  # rep class tool [n]
       else
         status=fail
       fi ;;
-    perf)
+    perf|perf-bare)
       if [ -f "$data" ]; then
         local chk
         chk=$(timeout 900 perf script -i "$data" --ns -F tid,time,event,trace 2>>"$err" |
@@ -432,7 +456,7 @@ done
 load_end=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---- summary -----------------------------------------------------------------------------
-python3 - "$RES" "$load_start" "$load_end" "$UPROF_ARGS" "$PERF_ARGS" <<'EOF'
+python3 - "$RES" "$load_start" "$load_end" "$UPROF_ARGS" "$PERF_ARGS${PERF_ENTRY_TERM:+ (entry event $PERF_ENTRY_TERM)}" <<'EOF'
 import csv, statistics, sys
 path, load0, load1, uargs, pargs = sys.argv[1:6]
 allrows = list(csv.DictReader(open(path), delimiter="\t"))
@@ -452,7 +476,9 @@ label = {"uprof": "uprof record (bpf engine, multi-uprobe links)" + (f" {uargs}"
          "uprof-pmu": "uprof record --engine perf --backend pmu" + (f" {uargs}" if uargs else ""),
          "uprof-base": "UPROF_BASE record (bpf engine)" + (f" {uargs}" if uargs else ""),
          "uprof-perf-base": "UPROF_BASE record --engine perf" + (f" {uargs}" if uargs else ""),
+         "uprof-bare": "uprof record (bpf engine, links), without UPROF_ARGS",
          "perf": "perf record" + (f" {pargs}" if pargs else ""),
+         "perf-bare": "perf record, without PERF_ARGS",
          "perf-stat": "floor: perf stat (the trap, counted)", "bpftrace-count": "floor: bpftrace count()",
          "bpftrace": "bpftrace uprobe+uretprobe hist()", "bpftrace-printf": "bpftrace printf per call",
          "funclatency": "BCC funclatency"}

@@ -106,7 +106,20 @@ FrameName FrameSymbolizer::lookup(const StackFrame& frame) {
     Dwarf_Die cu;
     if (dwarf_addrdie(o->dwarf.get(), pc, &cu)) {
       Dwarf_Die* scopes = nullptr;
-      const int n = dwarf_getscopes(&cu, pc, &scopes);
+      int n = dwarf_getscopes(&cu, pc, &scopes);
+      // dwarf_getscopes follows an inlined copy to its abstract origin and goes on from
+      // where that is declared, so it never reaches the functions the copy was inlined
+      // into. At a call in Basket::add (g++ -O2), where std::operator+ was inlined and
+      // string::append in it: {lexical block, append, the CU}: operator+ and add missing,
+      // and the caller of _M_append named "append" with add's frame gone. The scopes that
+      // contain the innermost DIE in the tree are the whole chain: {block, append,
+      // operator+, add, CU}.
+      if (n > 0) {
+        Dwarf_Die innermost = scopes[0];
+        free(scopes);
+        scopes = nullptr;
+        n = dwarf_getscopes_die(&innermost, &scopes);
+      }
       for (int i = 0; i < n; ++i) {
         const int tag = dwarf_tag(&scopes[i]);
         if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
