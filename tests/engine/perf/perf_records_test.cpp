@@ -190,7 +190,8 @@ TEST(PerfRecords, TheSideBandsFileMappingsBecomeMapsLines) {
   EXPECT_EQ(k.c.mapping()->pid, 7u);
   EXPECT_EQ(k.c.mapping()->time, 1500u);
   EXPECT_EQ(k.c.mapping()->maps_line, "7f0000001000-7f0000003000 r-xp 00001000 fe:01 99 /usr/lib/libz.s");
-  auto anon = k.c.convert(mmap2("//anon"));
+  const char anon_name[16] = "//anon";
+  auto anon = k.c.convert(mmap2(anon_name));
   ASSERT_TRUE(anon) << anon.error().message;
   EXPECT_EQ(k.c.mapping(), nullptr);
 }
