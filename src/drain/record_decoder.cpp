@@ -326,6 +326,21 @@ Result<ThrottleRecord> decode_throttle(std::span<const std::byte> record, const 
   return t;
 }
 
+// A record's NUL-padded string from byte `at` up to its sample_id trailer (COMM's name,
+// MMAP2's file name) into `out`; where the trailer starts.
+static Result<std::size_t> padded_name(std::span<const std::byte> record, std::size_t at, const SampleFormat& f,
+                                std::string_view type, std::string_view what, std::string& out) {
+  const std::size_t trailer = f.sample_id_all ? trailer_size(f.sample_type) : 0;
+  if (record.size() < trailer || record.size() - trailer <= at)
+    return err("decode: ", type, " at byte ", at, ": no room for the ", what);
+  const std::size_t end = record.size() - trailer;
+  const auto* p = reinterpret_cast<const char*>(record.data()) + at;
+  std::size_t n = 0;
+  while (n < end - at && p[n]) n++;
+  out.assign(p, n);
+  return end;
+}
+
 // PERF_RECORD_COMM: u32 pid, u32 tid, char comm[] NUL-padded to 8 bytes, sample_id.
 //   COMM pid 4242 tid 4242 "workload\0\0\0\0\0\0\0\0" + trailer
 Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFormat& f) {
@@ -336,13 +351,7 @@ Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFo
   CommRecord c;
   c.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
   if (!(r.get(c.pid, "pid") && r.get(c.tid, "tid"))) return r.error();
-  std::size_t name_at = r.offset();
-  std::size_t name_end = record.size() - (f.sample_id_all ? trailer_size(f.sample_type) : 0);
-  if (name_end <= name_at) return err("decode: PERF_RECORD_COMM at byte ", name_at, ": no room for the name");
-  auto* p = reinterpret_cast<const char*>(record.data()) + name_at;
-  std::size_t n = 0;
-  while (n < name_end - name_at && p[n]) n++;
-  c.comm.assign(p, n);
+  UPROF_ASSIGN(const std::size_t name_end, padded_name(record, r.offset(), f, "PERF_RECORD_COMM", "name", c.comm));
   if (f.sample_id_all) {
     SampleId sid;
     if (!read_trailer(r, record.size(), name_end, f.sample_type, sid)) return r.error();
@@ -391,14 +400,8 @@ Result<MmapRecord> decode_mmap2(std::span<const std::byte> record, const SampleF
     m.maj = m.min = 0;
     m.ino = 0;
   }
-  const std::size_t name_at = r.offset();
-  const std::size_t name_end = record.size() - (f.sample_id_all ? trailer_size(f.sample_type) : 0);
-  if (name_end <= name_at || name_end > record.size())
-    return err("decode: PERF_RECORD_MMAP2 at byte ", name_at, ": no room for the file name");
-  auto* p = reinterpret_cast<const char*>(record.data()) + name_at;
-  std::size_t n = 0;
-  while (n < name_end - name_at && p[n]) n++;
-  m.filename.assign(p, n);
+  UPROF_ASSIGN(const std::size_t name_end,
+               padded_name(record, r.offset(), f, "PERF_RECORD_MMAP2", "file name", m.filename));
   if (f.sample_id_all) {
     SampleId sid;
     if (!read_trailer(r, record.size(), name_end, f.sample_type, sid)) return r.error();
