@@ -1,5 +1,9 @@
 #include "uprof/drain/record_decoder.h"
 
+#include <sys/mman.h>
+
+#include <cstdio>
+
 #include <array>
 #include <bit>
 #include <string>
@@ -408,6 +412,16 @@ Result<MmapRecord> decode_mmap2(std::span<const std::byte> record, const SampleF
     m.sample_id = sid;
   }
   return m;
+}
+
+std::optional<std::string> proc_maps_line(const MmapRecord& m) {
+  if (m.filename.size() < 2 || m.filename[0] != '/' || m.filename[1] == '/') return std::nullopt;
+  char range[128];
+  std::snprintf(range, sizeof range, "%llx-%llx %c%c%cp %08llx %02x:%02x %llu ",
+                static_cast<unsigned long long>(m.addr), static_cast<unsigned long long>(m.addr + m.len),
+                m.prot & PROT_READ ? 'r' : '-', m.prot & PROT_WRITE ? 'w' : '-', m.prot & PROT_EXEC ? 'x' : '-',
+                static_cast<unsigned long long>(m.pgoff), m.maj, m.min, static_cast<unsigned long long>(m.ino));
+  return range + m.filename;
 }
 
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& f) {

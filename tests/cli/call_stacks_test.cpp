@@ -215,6 +215,34 @@ TEST_P(CallStacks, AShortRunKeepsEveryStack) {
   EXPECT_EQ(callers["sleeper"], 4);
 }
 
+// Forty processes of about a millisecond each, one after the other: each ends before
+// uprof may have read its /proc/PID/maps (on a busy machine most do). Their mappings
+// come from the kernel's MMAP2 records (attach/mapping_watch.h on the BPF engine, the
+// side band on the perf engine), so every stack still has its frames.
+TEST_P(CallStacks, ManyShortProcessesKeepEveryStack) {
+  UPROF_REQUIRE_UPROBES();
+  test::TempDir dir;
+  const std::string program = fixture("x86_64", "why_slow");
+  auto args = record_args(GetParam(), dir.file("many.data"));
+  const std::string loop = "for i in $(seq 40); do '" + program + "' 1 0 >/dev/null; done";
+  for (const std::string& a : {std::string("-g"), std::string("--no-args"), std::string("-e"), program + ":work",
+                               std::string("--"), std::string("sh"), std::string("-c"), loop})
+    args.push_back(a);
+  auto r = run(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("have no frame"), std::string::npos) << r.err;
+  Stacks s = read_stacks(dir.file("many.data"));
+  std::map<std::string, int> callers;
+  for (const auto& [e, names] : s.samples) {
+    if (s.probes[e.probe].kind != ProbeKind::Entry) continue;
+    ASSERT_FALSE(names.empty());
+    callers[names[0]]++;
+    EXPECT_TRUE(has(names, "main")) << joined(names);
+  }
+  EXPECT_EQ(callers["spinner"], 40);
+  EXPECT_EQ(callers["sleeper"], 40);
+}
+
 // A stripped copy (no symbols, no DWARF; .eh_frame stays, as in Debian's packages) whose
 // symbols and DWARF are in a separate debug file (.gnu_debuglink) unwinds to the same
 // frames as the binary it was stripped from.

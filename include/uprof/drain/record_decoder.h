@@ -154,6 +154,10 @@ Result<ThrottleRecord> decode_throttle(std::span<const std::byte> record, const 
 Result<CommRecord> decode_comm(std::span<const std::byte> record, const SampleFormat& format);
 Result<TaskRecord> decode_task(std::span<const std::byte> record, const SampleFormat& format);
 Result<MmapRecord> decode_mmap2(std::span<const std::byte> record, const SampleFormat& format);
+// A file mapping as /proc/PID/maps prints it, for an unwinder that reads those lines:
+//   "7f0000001000-7f0000003000 r-xp 00001000 fe:01 99 /usr/lib/libz.so.1"
+// nullopt for anonymous memory ("//anon", "[heap]", "[vdso]"): no unwind information.
+std::optional<std::string> proc_maps_line(const MmapRecord& m);
 // Dispatches on the header's type.
 Result<DecodedRecord> decode_record(std::span<const std::byte> record, const SampleFormat& format);
 

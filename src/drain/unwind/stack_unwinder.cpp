@@ -197,6 +197,7 @@ void StackUnwinder::thread_exited(uint32_t tid) {
 
 void StackUnwinder::forget(uint32_t pid) {
   std::erase_if(processes_, [pid](const std::unique_ptr<Process>& p) { return p->pid == pid; });
+  announced_maps_.erase(pid);
 }
 
 void StackUnwinder::add_mapping(uint32_t pid, const std::string& maps_line) {

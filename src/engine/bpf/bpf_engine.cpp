@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "uprof/drain/bpf_ring_reader.h"
 #include "uprof/drain/drain_loop.h"
 #include "uprof/drain/event_order.h"
+#include "uprof/attach/mapping_watch.h"
 #include "uprof/drain/unwind/stack_unwinder.h"
 #include "uprof/engine/bpf/bpf_attach.h"
 #include "uprof/engine/bpf/bpf_capture_table.h"
@@ -185,9 +187,13 @@ class BpfEngine final : public CaptureEngine {
       probe_fds_[i].release();  // the link closes it
       probe_links_.emplace_back(l);
     }
+    if (mappings_ && !(target_.start_on_exec && !target_.system_wide)) UPROF_TRY(mappings_->enable());
     set_running(true);
     return ok();
   }
+
+  // record -g: the kernel's records of the processes' file mappings (attach/mapping_watch.h).
+  void watch_mappings(MappingWatch watch) { mappings_ = std::move(watch); }
 
   Result<CaptureResult> capture(const StopCondition& stop, const CaptureSink& sink) override {
     const int ring_fd = bpf_map__fd(skel_->maps.events);
@@ -208,6 +214,8 @@ class BpfEngine final : public CaptureEngine {
     auto pass = [&]() -> Result<uint64_t> {
       const uint64_t started = monotonic_ns();
       order.pass_started(started);
+      // The mappings first: a stack read below may be of a process that has exited since.
+      if (mappings_) UPROF_TRY(read_mappings());
       ring.begin_pass();
       uint64_t n = 0;
       bool cut = false;
@@ -221,7 +229,12 @@ class BpfEngine final : public CaptureEngine {
         UPROF_TRY(converter_.convert_into(*rec, ev));
         if (ev.lost_before) order.push(ev.cpu, *ev.lost_before);
         if (!ev.none) {
-          if (ev.stack) unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe], ev.event);  // record -g
+          if (ev.stack) {  // record -g
+            // A process gone before its first stack was read: its mappings may have been
+            // recorded since the pass began (they came before the stack).
+            if (mappings_ && !unwinder_.has_mappings(ev.event.pid)) UPROF_TRY(read_mappings());
+            unwinder_.unwind(*ev.stack, plan_.probes[ev.event.probe], ev.event);
+          }
           else if (ev.event.kind == EventKind::Exit) exited(ev.event);
           order.push(ev.cpu, ev.event);
         }
@@ -299,6 +312,10 @@ class BpfEngine final : public CaptureEngine {
   static constexpr uint64_t kPassSliceNs = 100'000'000;
 
 
+  Status read_mappings() {
+    return mappings_->drain([&](uint32_t pid, const std::string& line) { unwinder_.add_mapping(pid, line); });
+  }
+
   void exited(const Event& e) {
     unwinder_.thread_exited(e.tid);
     if (e.pid == e.tid) unwinder_.forget(e.pid);
@@ -331,6 +348,7 @@ class BpfEngine final : public CaptureEngine {
   std::vector<Link> probe_links_;
   BpfRecordConverter converter_;
   StackUnwinder unwinder_{plan_.call_graph.method};
+  std::optional<MappingWatch> mappings_;  // record -g
   std::vector<bool> plan_texts_;       // per probe: it reads strings (the uprof_hit_text program)
   std::vector<bool> plan_sleepables_;  // per probe: it reads memory behind an address (the _s twin)
   std::string attach_path_;
@@ -496,10 +514,21 @@ Result<std::unique_ptr<CaptureEngine>> open_bpf_engine(const CapturePlan& plan, 
       if (!l) return err(libbpf_error(std::string("bpf engine: --off-cpu: attaching to the tracepoint ") + name, errno));
       task_links.emplace_back(l);
     }
-  return std::unique_ptr<CaptureEngine>(std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds),
-                                                                    std::move(links), std::move(task_links),
-                                                                    std::move(texts), std::move(sleepables),
-                                                                    how.describe()));
+  auto engine = std::make_unique<BpfEngine>(plan, target, std::move(skel), std::move(fds), std::move(links),
+                                            std::move(task_links), std::move(texts), std::move(sleepables),
+                                            how.describe());
+  if (plan.call_graph.on) {
+    // A stack is unwound with its process's mappings: /proc/PID/maps, read at its first
+    // stack while it runs, else these records (a process that ended first).
+    auto watch = MappingWatch::open({.pid = target.system_wide ? -1 : target.pid,
+                                     .on_exec = target.start_on_exec && !target.system_wide});
+    if (watch)
+      engine->watch_mappings(std::move(*watch));
+    else if (options.on_note)
+      options.on_note("record -g: no mapping records (" + watch.error().message +
+                      "): a process that ends before uprof reads its /proc/PID/maps keeps no frames");
+  }
+  return std::unique_ptr<CaptureEngine>(std::move(engine));
 }
 
 }  // namespace uprof

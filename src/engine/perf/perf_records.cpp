@@ -1,8 +1,5 @@
 #include "uprof/engine/perf/perf_records.h"
 
-#include <sys/mman.h>
-
-#include <cstdio>
 
 #include "uprof/drain/sample_values.h"
 
@@ -53,16 +50,10 @@ Result<std::optional<Event>> PerfRecordConverter::convert(std::span<const std::b
 
   if (h.type == PERF_RECORD_MMAP2) {
     UPROF_ASSIGN(MmapRecord m, decode_mmap2(rec, info.format));
-    // Only files: anonymous memory ("//anon", "[heap]", "[vdso]") has no unwind
-    // information uprof could read.
-    if (m.filename.size() < 2 || m.filename[0] != '/' || m.filename[1] == '/') return Out{};
-    char range[128];
-    std::snprintf(range, sizeof range, "%llx-%llx %c%c%cp %08llx %02x:%02x %llu ",
-                  static_cast<unsigned long long>(m.addr), static_cast<unsigned long long>(m.addr + m.len),
-                  m.prot & PROT_READ ? 'r' : '-', m.prot & PROT_WRITE ? 'w' : '-', m.prot & PROT_EXEC ? 'x' : '-',
-                  static_cast<unsigned long long>(m.pgoff), m.maj, m.min, static_cast<unsigned long long>(m.ino));
+    auto line = proc_maps_line(m);
+    if (!line) return Out{};
     mapping_ = Mapping{.pid = m.pid, .time = m.sample_id ? m.sample_id->time : last_time_,
-                       .maps_line = range + m.filename};
+                       .maps_line = std::move(*line)};
     has_mapping_ = true;
     if (m.sample_id) ring_time(ring) = m.sample_id->time;
     return Out{};
