@@ -242,7 +242,17 @@ TEST_P(Alone, QsortWithAThrowingComparator) {
   auto rec = test::load_recording(dir.file("t.data"));
   long entries = 0;
   for (const auto& s : rec.samples) entries += rec.probes[s.probe].kind == ProbeKind::Entry;
-  EXPECT_EQ(entries, sorts);
+  // Every call hit the probe (the kernel's count); a drain slower than 36,000 calls in
+  // 0.3 s (a sanitized uprof on the perf engine) may lose some, and then says so.
+  ASSERT_TRUE(rec.trailer.has_value());
+  uint64_t hits = 0;
+  for (std::size_t i = 0; i < rec.probes.size() && i < rec.trailer->counts.size(); i++)
+    if (rec.probes[i].kind == ProbeKind::Entry) hits += rec.trailer->counts[i].kernel;
+  EXPECT_EQ(hits, static_cast<uint64_t>(sorts));
+  if (rec.trailer->lost == 0) {
+    EXPECT_EQ(entries, sorts);
+  }
+  EXPECT_LE(entries, sorts);
 }
 
 // -p: the process's mapped files say it has the C++ runtime (libstdc++ is among them).

@@ -234,7 +234,8 @@ TEST(EventCodec, ADamagedStackIsNamedNotBelieved) {
   encode_event(entry, enc, bytes);
   // Cut inside the frames: an error naming the byte, never a frame made up.
   for (std::size_t cut = 1; cut < bytes.size(); cut++) {
-    ByteReader r = reader_of(bytes.substr(0, cut));
+    const std::string part = bytes.substr(0, cut);  // the reader keeps a view of it
+    ByteReader r = reader_of(part);
     EventCodecState dec = event_codec_state(table, 0);
     Event got;
     auto st = decode_event(r, dec, got);
