@@ -83,6 +83,19 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
+// The immediate caller of each entry's stack, counted; each stack must name a caller and
+// reach main ("[none]" stands for a stack without frames).
+std::map<std::string, int> entry_callers(const Stacks& s) {
+  std::map<std::string, int> callers;
+  for (const auto& [e, names] : s.samples) {
+    if (s.probes[e.probe].kind != ProbeKind::Entry) continue;
+    EXPECT_FALSE(names.empty());
+    callers[names.empty() ? "[none]" : names[0]]++;
+    EXPECT_TRUE(has(names, "main")) << joined(names);
+  }
+  return callers;
+}
+
 std::vector<std::string> record_args(const std::string& engine, const std::string& file) {
   return {uprof_binary(), "record", "--engine", test::engine_of(engine), "--attach", test::attach_of(engine), "-o", file};
 }
@@ -204,15 +217,8 @@ TEST_P(CallStacks, AShortRunKeepsEveryStack) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("have no frame"), std::string::npos) << r.err;
   Stacks s = read_stacks(dir.file("short.data"));
-  std::map<std::string, int> callers;
-  for (const auto& [e, names] : s.samples) {
-    if (s.probes[e.probe].kind != ProbeKind::Entry) continue;
-    ASSERT_FALSE(names.empty());
-    callers[names[0]]++;
-    EXPECT_TRUE(has(names, "main")) << joined(names);
-  }
-  EXPECT_EQ(callers["spinner"], 4);
-  EXPECT_EQ(callers["sleeper"], 4);
+  const std::map<std::string, int> callers = entry_callers(s);
+  EXPECT_EQ(callers, (std::map<std::string, int>{{"sleeper", 4}, {"spinner", 4}}));
 }
 
 // Forty processes of about a millisecond each, one after the other: each ends before
@@ -232,15 +238,8 @@ TEST_P(CallStacks, ManyShortProcessesKeepEveryStack) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("have no frame"), std::string::npos) << r.err;
   Stacks s = read_stacks(dir.file("many.data"));
-  std::map<std::string, int> callers;
-  for (const auto& [e, names] : s.samples) {
-    if (s.probes[e.probe].kind != ProbeKind::Entry) continue;
-    ASSERT_FALSE(names.empty());
-    callers[names[0]]++;
-    EXPECT_TRUE(has(names, "main")) << joined(names);
-  }
-  EXPECT_EQ(callers["spinner"], 40);
-  EXPECT_EQ(callers["sleeper"], 40);
+  const std::map<std::string, int> callers = entry_callers(s);
+  EXPECT_EQ(callers, (std::map<std::string, int>{{"sleeper", 40}, {"spinner", 40}}));
 }
 
 // A stripped copy (no symbols, no DWARF; .eh_frame stays, as in Debian's packages) whose
